@@ -1,0 +1,79 @@
+# The kit's two commands: `make reproduce` and `make test`. Each does its own set-up:
+#  - as root on Debian/Ubuntu: the Debian packages the experiments use, docker.io, and a running dockerd;
+#  - a conda env (./.conda-env) when conda is installed, else a virtualenv (./.venv), from pyproject.toml.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+ifneq ($(shell command -v conda 2>/dev/null),)
+ENV_DIR := .conda-env
+else
+ENV_DIR := .venv
+endif
+BIN := $(ENV_DIR)/bin
+PY := $(BIN)/python
+KIT := $(BIN)/kit
+STAMP := $(ENV_DIR)/.kitlib-installed
+
+DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux python3-venv python3-pip \
+  redis-server redis-tools fio sysbench mariadb-server mariadb-client hpcc openmpi-bin xz-utils \
+  nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client
+
+.PHONY: help setup system python docker test test-fast reproduce lint clean-leftovers
+
+help:
+	@echo "make reproduce   quick profile of every experiment on every environment here, then the analysis"
+	@echo "make test        the test suite (unit + integration with real tools and Docker)"
+	@echo "make test-fast   the tests that need neither Docker, namespaces nor VMs"
+	@echo "make lint        ruff"
+
+setup: system python docker
+
+system:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  missing=$$(for p in $(DEBIAN_PACKAGES); do dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null | grep -q '^ii' || echo $$p; done); \
+	  if [ -n "$$missing" ]; then \
+	    echo "installing Debian packages: $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	  fi; \
+	else \
+	  echo "not root (or no apt-get): skipping system packages; 'kit envs' tells what is missing"; \
+	fi
+
+$(STAMP): pyproject.toml environment.yml
+ifeq ($(ENV_DIR),.conda-env)
+	conda env update -p $(ENV_DIR) -f environment.yml --prune -q
+else
+	python3 -m venv $(ENV_DIR)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+endif
+	touch $(STAMP)
+
+python: $(STAMP)
+
+docker:
+	@if command -v docker >/dev/null && docker info >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v dockerd >/dev/null; then \
+	  echo "no Docker engine answers and none can be started here: Docker environments will be skipped"; exit 0; fi; \
+	if [ -d /run/systemd/system ] && systemctl start docker 2>/dev/null; then :; else \
+	  echo "starting dockerd (log: /var/log/kitlib-dockerd.log)"; \
+	  nohup dockerd >/var/log/kitlib-dockerd.log 2>&1 & \
+	fi; \
+	for i in $$(seq 60); do docker info >/dev/null 2>&1 && exit 0; sleep 1; done; \
+	echo "dockerd did not answer within 60 s; see /var/log/kitlib-dockerd.log"; exit 1
+
+test: setup
+	$(PY) -m pytest -q
+
+test-fast: python
+	$(PY) -m pytest -q -m "not slow"
+
+reproduce: setup
+	$(KIT) reproduce
+
+lint: python
+	$(BIN)/ruff format --check kitlib tests benchmarks
+	$(BIN)/ruff check kitlib tests benchmarks
+
+clean-leftovers: python
+	$(KIT) clean

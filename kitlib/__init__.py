@@ -1,0 +1,28 @@
+"""kitlib: rerun the bare-metal / Docker / KVM comparison (Felter et al. 2014) on your own hardware.
+
+The public API is small: plan an experiment, run it, load the records, analyse them.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "load_records", "plan", "run"]
+
+
+def plan(experiment: str, **kwargs):
+    """Validate an experiment's parameters and return its Plan (nothing is started)."""
+    from kitlib import experiments
+
+    return experiments.get(experiment).plan(**kwargs)
+
+
+def run(plan, **kwargs):
+    """Execute a Plan (resuming what an earlier run of the same plan left undone)."""
+    from kitlib.runner import run_plan
+
+    return run_plan(plan, **kwargs)
+
+
+def load_records(*roots, experiment=None):
+    from kitlib.store import load_records as _load
+
+    return _load(*roots, experiment=experiment)

@@ -1,0 +1,81 @@
+"""`kit clean`: remove what a killed run left behind, found by the labels and names it carries.
+
+Only objects whose owning process is gone are touched, so a run in progress is left alone.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from kitlib import naming, paths
+from kitlib.procs import pid_alive
+
+
+def _orphaned(name: str) -> bool:
+    pid = naming.owner_pid(name)
+    return pid is not None and not pid_alive(pid)
+
+
+def clean_docker() -> list[str]:
+    from kitlib.environments.docker import docker_client
+    from kitlib.errors import EnvironmentUnavailable
+
+    try:
+        client = docker_client()
+    except EnvironmentUnavailable:
+        return []
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": naming.LABEL_RUN}):
+        pid = int(container.labels.get(naming.LABEL_PID, "0") or 0)
+        if pid and pid_alive(pid):
+            continue
+        container.remove(force=True, v=True)
+        removed.append(f"container {container.name}")
+    for volume in client.volumes.list(filters={"label": naming.LABEL_RUN}):
+        pid = int((volume.attrs.get("Labels") or {}).get(naming.LABEL_PID, "0") or 0)
+        if pid and pid_alive(pid):
+            continue
+        volume.remove(force=True)
+        removed.append(f"volume {volume.name}")
+    return removed
+
+
+def clean_network() -> list[str]:
+    removed = []
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    for line in namespaces.splitlines():
+        name = line.split()[0] if line.split() else ""
+        if name.startswith(naming.PREFIX) and _orphaned(name):
+            subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
+            removed.append(f"netns {name}")
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=False).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
+        if name.startswith("k") and _orphaned(name):
+            subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+            removed.append(f"link {name}")
+    return removed
+
+
+def clean_scratch() -> list[str]:
+    root = paths.scratch_root()
+    removed = []
+    if root.exists():
+        for entry in root.iterdir():
+            if _orphaned(entry.name):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(f"scratch {entry}")
+    return removed
+
+
+def clean_vms() -> list[str]:
+    try:
+        from kitlib.vm import cleanup_leftovers
+    except ImportError:
+        return []
+    return cleanup_leftovers()
+
+
+def clean_leftovers() -> list[str]:
+    return clean_docker() + clean_vms() + clean_network() + clean_scratch()

@@ -1,0 +1,138 @@
+"""`kit`: the command line, thin over kitlib and papermill."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kitlib.errors import KitError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args) or 0
+    except KitError as exc:
+        print(f"kit: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kit: interrupted; everything this run started was removed", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kit", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+
+    envs = sub.add_parser("envs", help="environments this host offers, and why not the others")
+    envs.set_defaults(func=cmd_envs)
+
+    run = sub.add_parser("run", help="run an experiment's notebook with papermill into results/")
+    run.add_argument("experiment")
+    run.add_argument("--env", action="append", dest="envs", metavar="LABEL", help="environment (repeatable)")
+    run.add_argument("--profile", default="quick", help="quick | standard | paper (default: quick)")
+    run.add_argument("--repetitions", type=int, default=None)
+    run.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                     help="an experiment parameter, e.g. -p clients '[1, 8, 32]'")
+    run.add_argument("--peer", default="auto", help="auto | netns | loopback | remote")
+    run.add_argument("--peer-host", default=None, help="SSH host of a remote peer")
+    run.add_argument("--sut-address", default=None, help="this host's address as the remote peer sees it")
+    run.add_argument("--no-notebook", action="store_true", help="run the plan directly, without papermill")
+    run.set_defaults(func=cmd_run)
+
+    parse = sub.add_parser("parse", help="print the records a tool's raw output file gives, as CSV")
+    parse.add_argument("tool")
+    parse.add_argument("file")
+    parse.set_defaults(func=cmd_parse)
+
+    clean = sub.add_parser("clean", help="remove what interrupted runs left behind")
+    clean.set_defaults(func=cmd_clean)
+
+    reproduce = sub.add_parser("reproduce", help="quick profile of every experiment on every available environment")
+    reproduce.add_argument("--profile", default="quick")
+    reproduce.add_argument("--experiment", action="append", dest="experiments", default=None)
+    reproduce.set_defaults(func=cmd_reproduce)
+    return parser
+
+
+def parse_value(text: str) -> Any:
+    """A -p value: JSON or a Python literal where it parses as one, else the string itself."""
+    for loader in (json.loads, ast.literal_eval):
+        try:
+            return loader(text)
+        except (ValueError, SyntaxError):
+            continue
+    return text
+
+
+def cmd_envs(_args: argparse.Namespace) -> int:
+    from kitlib.environments import availability
+
+    rows = availability()
+    width = max(len(r.label) for r in rows)
+    for row in rows:
+        mark = "yes" if row.available else "no "
+        print(f"{row.label:<{width}}  {mark}  {row.reason}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from kitlib import experiments
+
+    experiment = experiments.get(args.experiment)
+    overrides = {name: parse_value(value) for name, value in args.param}
+    plan = experiment.plan(environments=args.envs, profile=args.profile, repetitions=args.repetitions,
+                           peer=args.peer, peer_host=args.peer_host, sut_address=args.sut_address, **overrides)
+    if args.no_notebook:
+        from kitlib.runner import run_plan
+
+        result = run_plan(plan)
+        print(f"{len(result.records)} records, {len(result.failures)} failed units in {result.root}")
+        return 1 if len(result.failures) else 0
+    from kitlib.notebooks import execute_experiment
+
+    output = execute_experiment(experiment, plan, overrides)
+    print(f"executed notebook: {output}")
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    import csv
+
+    from kitlib import parsers
+
+    measurements = parsers.parse_file(args.tool, Path(args.file))
+    dims = list(dict.fromkeys(k for m in measurements for k in m.dims))
+    writer = csv.writer(sys.stdout)
+    writer.writerow(["metric", "value", "unit", *dims])
+    for m in measurements:
+        writer.writerow([m.metric, repr(m.value), m.unit, *(m.dims.get(d, "") for d in dims)])
+    return 0
+
+
+def cmd_clean(_args: argparse.Namespace) -> int:
+    from kitlib.cleanup import clean_leftovers
+
+    removed = clean_leftovers()
+    for item in removed:
+        print(f"removed {item}")
+    print(f"{len(removed)} leftover(s) removed")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from kitlib.reproduce import reproduce
+
+    return reproduce(profile=args.profile, only=args.experiments)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

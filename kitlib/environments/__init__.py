@@ -1,0 +1,104 @@
+"""Environments by label: create one, or ask which ones this host offers and why not the others."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+from dataclasses import dataclass
+
+from kitlib.environments.base import CommandResult, Environment, EnvSpec, Layout, Service
+from kitlib.environments.labels import BASE_LABELS, describe_label, known_labels, parse_label
+from kitlib.errors import EnvironmentUnavailable
+
+#: kind -> "module:Class"; more kinds (system containers, containers in a VM) register here.
+_KINDS = {
+    "native": "kitlib.environments.native:NativeEnvironment",
+    "docker": "kitlib.environments.docker:DockerEnvironment",
+    "vm": "kitlib.environments.vm:VmEnvironment",
+}
+
+
+def environment_class(kind: str) -> type[Environment]:
+    module, _, name = _KINDS[kind].partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise EnvironmentUnavailable(f"environment kind {kind!r} is not available in this kitlib: {exc}") from exc
+
+
+def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool, **kind_options) -> Environment:
+    """An environment object for `label` (not started: use it as a context manager)."""
+    spec = parse_label(label)
+    if spec.kind == "docker" and spec.network == "nat" and not peer_reaches_nat:
+        raise EnvironmentUnavailable(
+            f"{label}: the client would run on loopback and reach the published port through "
+            "docker-proxy, not through NAT; a peer namespace (root) or a remote peer is needed"
+        )
+    cls = environment_class(spec.kind)
+    if spec.kind == "docker":
+        kind_options.setdefault("image", None)
+        if kind_options["image"] is None:
+            raise EnvironmentUnavailable(f"{label}: no benchmark image given")
+    else:
+        kind_options.pop("image", None)
+        kind_options.pop("client", None)
+    return cls(spec, layout, run_label=run_label, **kind_options)
+
+
+@dataclass(frozen=True)
+class Availability:
+    label: str
+    available: bool
+    reason: str
+    description: str
+
+
+def availability() -> list[Availability]:
+    """Every known label, whether this host can run it, and why (not)."""
+    docker_ok, docker_reason = _docker_status()
+    root = os.geteuid() == 0
+    vm_status = _vm_status()
+    rows = []
+    for label in known_labels():
+        kind, network, _, description = BASE_LABELS[label]
+        if kind == "native":
+            ok, reason = True, "this host"
+        elif kind == "docker":
+            ok, reason = docker_ok, docker_reason
+            if ok and network == "nat" and not root:
+                ok, reason = False, "needs root for the peer namespace (loopback would measure docker-proxy, not NAT)"
+            elif ok and network == "nat":
+                reason += "; client in a peer namespace reaches it through DNAT"
+        else:
+            ok, reason = vm_status(label)
+        rows.append(Availability(label, ok, reason, description))
+    return rows
+
+
+def _docker_status() -> tuple[bool, str]:
+    from kitlib.environments.docker import docker_client
+
+    try:
+        client = docker_client()
+    except EnvironmentUnavailable as exc:
+        return False, str(exc)
+    return True, f"Docker engine {client.version().get('Version')}"
+
+
+def _vm_status():
+    """A function label -> (available, reason) for VM labels; asks the VM package when present."""
+    try:
+        from kitlib.vm.accel import vm_label_status
+    except ImportError:
+        qemu = shutil.which("qemu-system-x86_64")
+
+        def fallback(label: str) -> tuple[bool, str]:
+            return False, "the VM environment is not part of this kitlib" if qemu else "qemu-system-x86_64 not installed"
+
+        return fallback
+    return vm_label_status
+
+
+__all__ = ["Availability", "CommandResult", "EnvSpec", "Environment", "Layout", "Service", "availability",
+           "create", "describe_label", "known_labels", "parse_label"]

@@ -1,0 +1,174 @@
+"""The one interface every place a system under test can run in implements.
+
+An environment is a context manager: whatever `start` creates, `stop` removes, and `stop` runs
+on success, on an exception and on KeyboardInterrupt alike. Workloads see only this interface,
+so a new kind of environment (a VM, a system container) needs no change in any workload.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kitlib.errors import CommandFailed
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What one command printed and how it ended."""
+
+    argv: list[str]
+    returncode: int
+    output: str
+    duration_s: float
+    where: str
+
+    def check(self) -> CommandResult:
+        if self.returncode != 0:
+            raise CommandFailed(self.where, self.argv, self.returncode, self.output)
+        return self
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """An environment label taken apart into its options (see `kitlib.environments.labels`)."""
+
+    label: str
+    kind: str  # native | docker | vm
+    network: str | None = None  # host | nat (docker); user | tap (vm)
+    storage: str | None = None  # volume | overlay (docker); raw | qcow2 (vm)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Layout:
+    """How a run places the system under test and the load generator on this host's CPUs."""
+
+    sut_cpus: list[int]
+    client_cpus: list[int]
+    ports: list[int] = field(default_factory=list)
+
+
+class Service(abc.ABC):
+    """A server process running in the background inside an environment."""
+
+    name: str
+
+    @abc.abstractmethod
+    def stop(self) -> None: ...
+
+    @abc.abstractmethod
+    def alive(self) -> bool: ...
+
+
+class Environment(abc.ABC):
+    """Where the system under test runs: `native`, `docker-*`, a VM, …"""
+
+    kind: str = "abstract"
+
+    def __init__(self, spec: EnvSpec, layout: Layout, *, run_label: str):
+        self.spec = spec
+        self.layout = layout
+        self.run_label = run_label
+        self._services: list[Service] = []
+        self.commands: list[dict[str, Any]] = []
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> Environment:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Create what the environment needs; must leave nothing behind if it fails half-way."""
+
+    def stop(self) -> None:
+        """Stop services, then remove what `start` created. Safe to call twice."""
+        while self._services:
+            self._services.pop().stop()
+        self._teardown()
+
+    @abc.abstractmethod
+    def _teardown(self) -> None: ...
+
+    # -- running things --------------------------------------------------------------------
+    def run(
+        self, argv: Sequence[str], *, timeout: float, check: bool = True, cpus: Sequence[int] | None = None
+    ) -> CommandResult:
+        """Run a command to completion inside the environment, bounded by `timeout` seconds."""
+        argv = list(argv)
+        started = time.monotonic()
+        returncode, output = self._execute(argv, timeout=timeout, cpus=cpus)
+        result = CommandResult(argv, returncode, output, time.monotonic() - started, self.label)
+        self.commands.append({"where": self.label, "argv": argv, "returncode": returncode})
+        if returncode is None:
+            raise CommandFailed(self.label, argv, None, output)
+        return result.check() if check else result
+
+    @abc.abstractmethod
+    def _execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
+        """Run argv; return (returncode or None on timeout, combined output)."""
+
+    def start_service(
+        self, name: str, argv: Sequence[str], *, ready_port: int | None = None, ready_timeout: float = 30.0
+    ) -> Service:
+        """Start a server in the background, pinned to the SUT CPUs, and wait until its port answers."""
+        service = self._spawn(name, list(argv))
+        self._services.append(service)
+        self.commands.append({"where": self.label, "argv": list(argv), "service": name})
+        if ready_port is not None:
+            self.wait_for_port(ready_port, ready_timeout, service)
+        return service
+
+    @abc.abstractmethod
+    def _spawn(self, name: str, argv: list[str]) -> Service: ...
+
+    def wait_for_port(self, port: int, timeout: float, service: Service | None = None) -> None:
+        """Poll from inside the environment until something listens on `port`."""
+        from kitlib.errors import EnvironmentUnavailable
+
+        deadline = time.monotonic() + timeout
+        probe = ["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"]
+        while time.monotonic() < deadline:
+            if service is not None and not service.alive():
+                raise EnvironmentUnavailable(f"{self.label}: service exited before port {port} answered")
+            returncode, _ = self._execute(probe, timeout=5, cpus=None)
+            if returncode == 0:
+                return
+            time.sleep(0.2)
+        raise EnvironmentUnavailable(f"{self.label}: nothing listened on port {port} within {timeout:.0f} s")
+
+    # -- where things are ------------------------------------------------------------------
+    @abc.abstractmethod
+    def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:
+        """The (address, port) a client on the peer uses to reach `port` served in here."""
+
+    @property
+    @abc.abstractmethod
+    def data_dir(self) -> str:
+        """A directory on the storage under test (volume, overlay, host filesystem, VM disk)."""
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for provenance: label, kind, options, engine versions."""
+        return {
+            "label": self.label,
+            "kind": self.kind,
+            "network": self.spec.network,
+            "storage": self.spec.storage,
+            "options": dict(self.spec.options),
+            "sut_cpus": list(self.layout.sut_cpus),
+        }

@@ -1,0 +1,175 @@
+"""`docker-*`: the system under test runs in a container of the benchmark image (Docker SDK).
+
+Options come from the label: network `host` or `nat` (bridge + published ports, reached through
+DNAT from the peer), storage `volume` (a named volume at /data) or `overlay` (/data inside the
+container's own union filesystem), and the cgroup limits cpuset, shares, quota, period, memory.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+from kitlib import naming
+from kitlib.environments.base import Environment, Service
+from kitlib.errors import EnvironmentUnavailable
+
+DATA_DIR = "/data"
+
+
+def docker_client():
+    """A client for the local engine, or EnvironmentUnavailable saying why there is none."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=120)
+        client.ping()
+        return client
+    except Exception as exc:  # no socket, permission denied, daemon down
+        raise EnvironmentUnavailable(f"no Docker engine answers: {str(exc).splitlines()[0][:200]}") from exc
+
+
+class ContainerService(Service):
+    """A server started with `docker exec`; its pid is kept in a file inside the container."""
+
+    def __init__(self, name: str, container, pidfile: str):
+        self.name = name
+        self.container = container
+        self.pidfile = pidfile
+
+    def _signal(self, signal_name: str) -> int:
+        script = f'pid=$(cat {self.pidfile} 2>/dev/null) && kill -{signal_name} "$pid"'
+        try:
+            return self.container.exec_run(["sh", "-c", script]).exit_code
+        except Exception:  # container already gone
+            return 1
+
+    def alive(self) -> bool:
+        return self._signal("0") == 0
+
+    def stop(self) -> None:
+        if self._signal("TERM") != 0:
+            return
+        script = f'pid=$(cat {self.pidfile}); for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.1; done; kill -KILL "$pid"'
+        try:
+            self.container.exec_run(["sh", "-c", script])
+        except Exception:
+            pass
+
+
+class DockerEnvironment(Environment):
+    kind = "docker"
+
+    def __init__(self, *args: Any, image: str, client=None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.image = image
+        self.client = client
+        self.container = None
+        self.volume = None
+        self.published: dict[int, int] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.client is None:
+            self.client = docker_client()
+        labels = naming.docker_labels(self.run_label)
+        name = f"{self.run_label}-{self.spec.label.replace('+', '-')}"
+        kwargs: dict[str, Any] = {
+            "name": name, "labels": labels, "detach": True, "init": True,
+            "command": ["sleep", "infinity"], "cap_add": ["SYS_NICE", "IPC_LOCK"],
+        }
+        kwargs.update(self._cgroup_options())
+        if self.spec.network == "host":
+            kwargs["network_mode"] = "host"
+        else:
+            self.published = {port: _free_host_port() for port in self.layout.ports}
+            kwargs["ports"] = {}
+            for port, host_port in self.published.items():
+                kwargs["ports"][f"{port}/tcp"] = host_port
+                kwargs["ports"][f"{port}/udp"] = host_port
+        if self.spec.storage == "volume":
+            self.volume = self.client.volumes.create(name=f"{name}-data", labels=labels)
+            kwargs["volumes"] = {self.volume.name: {"bind": DATA_DIR, "mode": "rw"}}
+        self.container = self.client.containers.run(self.image, **kwargs)
+        self._execute(["mkdir", "-p", DATA_DIR], timeout=30, cpus=None)
+
+    def _cgroup_options(self) -> dict[str, Any]:
+        options = self.spec.options
+        cpus = options.get("cpus") or ",".join(str(c) for c in self.layout.sut_cpus)
+        kwargs: dict[str, Any] = {"cpuset_cpus": cpus}
+        if "shares" in options:
+            kwargs["cpu_shares"] = options["shares"]
+        if "quota" in options:
+            kwargs["cpu_quota"] = options["quota"]
+            kwargs["cpu_period"] = options.get("period", 100_000)
+        elif "period" in options:
+            kwargs["cpu_period"] = options["period"]
+        if "mem" in options:
+            kwargs["mem_limit"] = options["mem"]
+        return kwargs
+
+    def _teardown(self) -> None:
+        if self.container is not None:
+            try:
+                self.container.remove(force=True, v=True)
+            except Exception:  # already removed
+                pass
+            self.container = None
+        if self.volume is not None:
+            try:
+                self.volume.remove(force=True)
+            except Exception:
+                pass
+            self.volume = None
+
+    # -- running things --------------------------------------------------------------------
+    def _execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
+        if self.container is None:
+            raise EnvironmentUnavailable(f"{self.label}: container is not running")
+        bounded = ["timeout", "--kill-after=5", f"{timeout:.0f}", *argv]
+        if cpus is not None:
+            bounded = ["taskset", "-c", ",".join(map(str, cpus)), *bounded]
+        result = self.container.exec_run(bounded, demux=False)
+        output = (result.output or b"").decode(errors="replace")
+        return (None if result.exit_code in (124, 137) else result.exit_code), output
+
+    def _spawn(self, name: str, argv: list[str]) -> Service:
+        pidfile = f"/run/kit-{name}.pid"
+        script = f"echo $$ > {pidfile}; exec {shlex.join(argv)} > /tmp/kit-{name}.log 2>&1"
+        self.container.exec_run(["sh", "-c", script], detach=True)
+        return ContainerService(name, self.container, pidfile)
+
+    # -- where things are ------------------------------------------------------------------
+    def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:
+        if self.spec.network == "host":
+            return peer_host_address, port
+        if port not in self.published:
+            raise EnvironmentUnavailable(f"{self.label}: port {port} was not published (layout.ports)")
+        return peer_host_address, self.published[port]
+
+    @property
+    def data_dir(self) -> str:
+        return DATA_DIR
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {**super().describe(), "image": self.image}
+        if self.client is not None:
+            version = self.client.version()
+            info["engine_version"] = version.get("Version")
+            info["storage_driver"] = self.client.info().get("Driver")
+            info["cgroup"] = self._cgroup_options()
+            info["published_ports"] = {str(k): v for k, v in self.published.items()}
+            try:
+                info["image_id"] = self.client.images.get(self.image).id
+            except Exception:
+                pass
+        return info
+
+
+def _free_host_port() -> int:
+    """A TCP port nothing listens on now (the kernel picks it from the ephemeral range)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("0.0.0.0", 0))
+        return sock.getsockname()[1]

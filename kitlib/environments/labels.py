@@ -1,0 +1,78 @@
+"""The kit's one vocabulary of environment labels, and how a label maps to options.
+
+Labels are used everywhere (records, plots, tables). Extra options add suffixes:
+`docker-host-volume+quota5000` is Docker host networking with a volume and a CPU quota of
+5000 µs per period; the plots explain the suffix.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitlib.environments.base import EnvSpec
+from kitlib.errors import PlanError
+
+#: label -> (kind, network, storage, one-line description)
+BASE_LABELS: dict[str, tuple[str, str | None, str | None, str]] = {
+    "native": ("native", None, None, "this host, no virtualization"),
+    "docker-host-volume": ("docker", "host", "volume", "Docker, --net=host, data on a volume"),
+    "docker-host-overlay": ("docker", "host", "overlay", "Docker, --net=host, data in the image's overlay fs"),
+    "docker-nat-volume": ("docker", "nat", "volume", "Docker bridge + NAT port mapping, data on a volume"),
+    "docker-nat-overlay": ("docker", "nat", "overlay", "Docker bridge + NAT, data in overlay (the paper's 'AUFS')"),
+    "kvm": ("vm", "tap", "raw", "QEMU with KVM, stock configuration"),
+    "kvm-tuned": ("vm", "tap", "raw", "QEMU with KVM, vCPUs pinned, host CPU model and topology, huge pages"),
+    "qemu-tcg": ("vm", "tap", "raw", "QEMU with software emulation (TCG): an emulator, not a hypervisor"),
+}
+
+#: suffix option -> (regex of its value, converter, description)
+_SUFFIXES = {
+    "shares": (r"\d+", int, "CPU shares (cgroup cpu.shares)"),
+    "quota": (r"\d+", int, "CPU quota in µs per period"),
+    "period": (r"\d+", int, "CPU period in µs"),
+    "cpus": (r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*", str, "CPU set"),
+    "mem": (r"\d+[kmg]", str, "memory limit"),
+    "qcow2": (r"", lambda _v: True, "VM disk as qcow2 instead of raw"),
+}
+
+
+def known_labels() -> list[str]:
+    return list(BASE_LABELS)
+
+
+def parse_label(label: str) -> EnvSpec:
+    """Split `base+opt+opt…` into an EnvSpec; unknown names fail with the list of known ones."""
+    if not isinstance(label, str) or not label:
+        raise PlanError(f"environment label must be a non-empty string, got {label!r}")
+    base, *suffixes = label.split("+")
+    if base not in BASE_LABELS:
+        raise PlanError(
+            f"unknown environment {base!r}; known environments: {', '.join(BASE_LABELS)}"
+            + (" (options are added as +name<value>, e.g. docker-host-volume+quota5000)" if suffixes else "")
+        )
+    kind, network, storage, _ = BASE_LABELS[base]
+    options: dict[str, object] = {}
+    for suffix in suffixes:
+        match = re.fullmatch(r"([a-z0-9]+?)(\d.*)?", suffix)
+        name = match.group(1) if match else suffix
+        value = (match.group(2) or "") if match else ""
+        if name not in _SUFFIXES:
+            raise PlanError(f"{label!r}: unknown option {suffix!r}; known options: {', '.join(_SUFFIXES)}")
+        pattern, convert, _ = _SUFFIXES[name]
+        if not re.fullmatch(pattern, value):
+            raise PlanError(f"{label!r}: option {name!r} needs a value matching {pattern!r}, got {value!r}")
+        options[name] = convert(value)
+    if kind == "native" and options:
+        raise PlanError(f"{label!r}: native takes no options")
+    if "qcow2" in options:
+        if kind != "vm":
+            raise PlanError(f"{label!r}: qcow2 applies to VM environments only")
+        storage = "qcow2"
+    return EnvSpec(label=label, kind=kind, network=network, storage=storage, options=options)
+
+
+def describe_label(label: str) -> str:
+    spec = parse_label(label)
+    text = BASE_LABELS[label.split("+")[0]][3]
+    if spec.options:
+        text += "; " + ", ".join(f"{_SUFFIXES[k][2]} = {v}" for k, v in spec.options.items())
+    return text

@@ -1,0 +1,41 @@
+"""One family of errors, so callers can catch everything the kit raises with one clause."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class KitError(Exception):
+    """Base of every error kitlib raises on purpose."""
+
+
+class PlanError(KitError, ValueError):
+    """A parameter of a plan is invalid; raised before anything is started."""
+
+
+class EnvironmentUnavailable(KitError):
+    """An environment cannot run on this host; the message says why."""
+
+
+class CommandFailed(KitError):
+    """A command run inside an environment or on the peer exited non-zero or timed out."""
+
+    def __init__(self, where: str, argv: list[str] | str, returncode: int | None, output: str = ""):
+        self.where = where
+        self.argv = argv
+        self.returncode = returncode
+        self.output = output
+        shown = argv if isinstance(argv, str) else " ".join(argv)
+        status = "timed out" if returncode is None else f"exited {returncode}"
+        tail = output.strip().splitlines()[-5:]
+        detail = ("\n  " + "\n  ".join(tail)) if tail else ""
+        super().__init__(f"{where}: `{shown}` {status}{detail}")
+
+
+class ParseError(KitError):
+    """A parser did not recognise its input; never answered with a guessed number."""
+
+    def __init__(self, tool: str, source: str | Path, reason: str):
+        self.tool = tool
+        self.source = str(source)
+        super().__init__(f"{tool}: cannot parse {self.source}: {reason}")

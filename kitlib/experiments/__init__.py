@@ -1,0 +1,22 @@
+"""The experiments the kit knows, by name; each module defines `EXPERIMENT`."""
+
+from __future__ import annotations
+
+import importlib
+
+from kitlib.errors import PlanError
+from kitlib.experiments.base import Experiment
+
+_MODULES = {
+    "redis": "kitlib.experiments.redis",
+}
+
+
+def names() -> list[str]:
+    return list(_MODULES)
+
+
+def get(name: str) -> Experiment:
+    if name not in _MODULES:
+        raise PlanError(f"unknown experiment {name!r}; known experiments: {', '.join(_MODULES)}")
+    return importlib.import_module(_MODULES[name]).EXPERIMENT

@@ -1,0 +1,117 @@
+"""The shape every experiment has: parameters and profiles → plan → workloads → points.
+
+A workload builds command lines, runs them in an environment or on the peer, and hands the raw
+outputs to its tool's parser. It never parses by itself and never invents a number.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from kitlib import parsers
+from kitlib.environments.base import Environment
+from kitlib.errors import PlanError
+from kitlib.peer import Peer
+from kitlib.plan import PROFILES, Plan, explain
+from kitlib.records import Measurement
+
+
+@dataclass
+class RawResult:
+    """Raw outputs of one measured point, by name (each saved as a file), plus kit-made measurements."""
+
+    outputs: dict[str, str]
+    extra: list[Measurement] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+class Workload(abc.ABC):
+    """One benchmark of an experiment."""
+
+    name: str
+    tool: str
+    #: CPUs for the system under test (the rest go to the client); None = all, no client.
+    sut_cores: int | None = 1
+    #: How many ports the server listens on (published by NAT environments).
+    ports_needed: int = 0
+
+    def __init__(self, params: BaseModel):
+        self.params = params
+
+    @abc.abstractmethod
+    def points(self) -> list[dict[str, Any]]:
+        """The sweep: one dict of parameter columns per point."""
+
+    def prepare(self, env: Environment, peer: Peer) -> None:  # noqa: B027 - optional hook
+        """Once per environment before its points (start a server, load data, warm up)."""
+
+    @abc.abstractmethod
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult: ...
+
+    def finish(self, env: Environment, peer: Peer) -> None:  # noqa: B027 - optional hook
+        """Once per environment after its points; services stop with the environment anyway."""
+
+    def parse(self, raw: RawResult, source: str) -> list[Measurement]:
+        """Parse every raw output with the tool's parser; `source` names the saved files."""
+        parse = parsers.get(self.tool)
+        found: list[Measurement] = []
+        for name, text in raw.outputs.items():
+            found.extend(parse(text, f"{source}.{name}.txt"))
+        return found + list(raw.extra)
+
+    def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        """Columns recorded with every measurement of a point."""
+        return dict(point)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """An experiment: its notebook, parameter model, profiles and workloads."""
+
+    name: str
+    notebook: str
+    params_model: type[BaseModel]
+    profiles: dict[str, dict[str, Any]]
+    default_envs: Sequence[str]
+    make_workloads: Callable[[Any], list[Workload]]
+    repetitions: dict[str, int] = field(default_factory=lambda: {"quick": 3, "standard": 5, "paper": 10})
+
+    def plan(
+        self,
+        environments: Sequence[str] | None = None,
+        profile: str = "quick",
+        repetitions: int | None = None,
+        peer: str = "auto",
+        peer_host: str | None = None,
+        sut_address: str | None = None,
+        **overrides: Any,
+    ) -> Plan:
+        """Validate everything and return the plan; nothing is started here."""
+        if profile not in PROFILES:
+            raise PlanError(f"profile: unknown profile {profile!r}; known profiles: {', '.join(PROFILES)}")
+        given = {k: v for k, v in overrides.items() if v is not None}
+        unknown = sorted(set(given) - set(self.params_model.model_fields))
+        if unknown:
+            known = ", ".join(self.params_model.model_fields)
+            raise PlanError(f"{self.name}: unknown parameter(s) {unknown}; known parameters: {known}")
+        try:
+            params = self.params_model(**{**self.profiles[profile], **given})
+        except ValidationError as error:
+            raise explain(error, f"{self.name} ({profile} profile)") from None
+        envs = tuple(environments) if environments else tuple(self.default_envs)
+        try:
+            return Plan(
+                experiment=self.name, environments=envs, profile=profile,
+                repetitions=self.repetitions[profile] if repetitions is None else repetitions,
+                params=params.model_dump(mode="json"), peer=peer, peer_host=peer_host, sut_address=sut_address,
+            )
+        except ValidationError as error:
+            raise explain(error, self.name) from None
+
+    def workloads(self, plan: Plan) -> list[Workload]:
+        return self.make_workloads(self.params_model(**plan.params))

@@ -1,0 +1,117 @@
+"""The benchmark image: built once per content of its inputs, from a base made locally if need be.
+
+The tag is a hash of the Dockerfile and the base image id, so the image is rebuilt only when one
+of them changes. Where `debian:bookworm-slim` cannot be pulled (no registry reachable), the base
+is made with `debootstrap --variant=minbase` and `docker import`, and the kit says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import io
+import logging
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from kitlib import paths
+from kitlib.errors import EnvironmentUnavailable
+
+log = logging.getLogger(__name__)
+
+DOCKERFILE = Path(__file__).with_name("Dockerfile")
+DEFAULT_BASE = "debian:bookworm-slim"
+LOCAL_BASE = "kitlib/debian-base:bookworm"
+REPOSITORY = "kitlib/bench"
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+
+
+def ensure_image(client, base: str = DEFAULT_BASE, *, notify=print) -> str:
+    """Return the tag of an up-to-date benchmark image, building it (and its base) when missing."""
+    with _build_lock():
+        base_id = _ensure_base(client, base, notify)
+        tag = f"{REPOSITORY}:{image_digest(base_id)}"
+        if _exists(client, tag):
+            return tag
+        notify(f"building the benchmark image {tag} (FROM {base}) …")
+        context = io.BytesIO()
+        with tarfile.open(fileobj=context, mode="w") as tar:
+            tar.add(DOCKERFILE, arcname="Dockerfile")
+        context.seek(0)
+        try:
+            client.images.build(
+                fileobj=context, custom_context=True, tag=tag, buildargs={"BASE": base_id},
+                rm=True, forcerm=True, labels={"org.kitlib.role": "benchmark-image"},
+            )
+        except Exception as exc:  # docker.errors.BuildError carries the build log
+            lines = [c.get("stream", "") for c in getattr(exc, "build_log", [])]
+            raise EnvironmentUnavailable(f"building {tag} failed: {exc}\n{''.join(lines)[-2000:]}") from exc
+        return tag
+
+
+def image_digest(base_id: str) -> str:
+    digest = hashlib.sha256(DOCKERFILE.read_bytes() + base_id.encode()).hexdigest()
+    return digest[:12]
+
+
+def _ensure_base(client, base: str, notify) -> str:
+    """The id of the base image: local, else pulled, else made with debootstrap (only for bookworm)."""
+    if _exists(client, base):
+        return client.images.get(base).id
+    try:
+        return client.images.pull(base).id
+    except Exception as exc:  # no registry, rate limit, unknown image
+        if base != DEFAULT_BASE:
+            raise EnvironmentUnavailable(f"base image {base} is not local and cannot be pulled: {exc}") from exc
+        pull_error = str(exc).splitlines()[0][:200]
+    if _exists(client, LOCAL_BASE):
+        notify(f"{base} cannot be pulled ({pull_error}); using the locally made base {LOCAL_BASE}")
+        return client.images.get(LOCAL_BASE).id
+    notify(f"{base} cannot be pulled ({pull_error}); making it with debootstrap (about a minute) …")
+    return _debootstrap_base(client)
+
+
+def _debootstrap_base(client) -> str:
+    if shutil.which("debootstrap") is None:
+        raise EnvironmentUnavailable("no base image and no debootstrap to make one (apt-get install debootstrap)")
+    root = Path(tempfile.mkdtemp(prefix="kitlib-base-", dir=paths.scratch_root().parent))
+    try:
+        done = subprocess.run(
+            ["debootstrap", "--variant=minbase", "bookworm", str(root), DEBIAN_MIRROR],
+            capture_output=True, text=True, timeout=900, check=False,
+        )
+        if done.returncode != 0:
+            raise EnvironmentUnavailable(f"debootstrap failed: {done.stderr[-1500:] or done.stdout[-1500:]}")
+        archive = subprocess.run(["tar", "-C", str(root), "-c", "."], capture_output=True, check=True).stdout
+        repository, tag = LOCAL_BASE.split(":")
+        client.api.import_image_from_data(archive, repository=repository, tag=tag)
+        return client.images.get(LOCAL_BASE).id
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _exists(client, ref: str) -> bool:
+    import docker.errors
+
+    try:
+        client.images.get(ref)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+@contextlib.contextmanager
+def _build_lock():
+    """One build at a time on this host, also across processes (parallel test runs, notebooks)."""
+    lock_dir = paths.cache_root()
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / "image.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,0 +1,52 @@
+"""Parsers: pure functions from one tool's raw output to measurements.
+
+Each parser module registers itself under the program's own name, so `kit parse TOOL FILE`
+and the workloads find it in one place.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+
+from kitlib.errors import KitError, ParseError
+from kitlib.records import Measurement
+
+Parser = Callable[[str, str], list[Measurement]]
+"""parser(text, source) -> measurements; `source` names the file in error messages."""
+
+#: tool name -> module that defines `parse(text, source)`.
+_MODULES = {
+    "redis-benchmark": "kitlib.parsers.redis_benchmark",
+}
+
+
+def register(tool: str, module: str) -> None:
+    """Make a parser module known under a tool name (for plug-ins and later experiments)."""
+    _MODULES[tool] = module
+
+
+def known_tools() -> list[str]:
+    return sorted(_MODULES)
+
+
+def get(tool: str) -> Parser:
+    try:
+        module = _MODULES[tool]
+    except KeyError:
+        raise KitError(f"no parser for {tool!r}; known tools: {', '.join(known_tools())}") from None
+    return importlib.import_module(module).parse
+
+
+def parse_file(tool: str, path: str | Path) -> list[Measurement]:
+    """Parse one saved raw output file; unreadable or empty files raise ParseError."""
+    path = Path(path)
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise ParseError(tool, path, f"cannot read file ({exc.strerror})") from exc
+    return get(tool)(text, str(path))
+
+
+__all__ = ["ParseError", "Parser", "get", "known_tools", "parse_file", "register"]

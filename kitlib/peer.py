@@ -1,0 +1,243 @@
+"""The peer: where the load generator runs, the paper's second machine.
+
+On one machine the peer is a network namespace joined to the host by a veth pair, so the client
+crosses a real network stack and Docker's NAT is the real DNAT path. Without root the client
+runs on loopback, which reaches a published Docker port through docker-proxy, not NAT: that
+path is named `loopback` and NAT environments refuse it. On several machines the peer is a
+remote host reached with fabric.
+"""
+
+from __future__ import annotations
+
+import abc
+import ipaddress
+import os
+import random
+import subprocess
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from kitlib import naming
+from kitlib.environments.base import CommandResult
+from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.procs import pinned, run_bounded
+
+#: The range peer subnets are drawn from (a /30 each); skipped where the host already routes it.
+PEER_SUPERNET = ipaddress.ip_network("10.231.0.0/16")
+
+
+class Peer(abc.ABC):
+    """Runs the client side of a workload."""
+
+    kind: str = "abstract"
+    #: True when traffic from this peer to a published Docker port takes the NAT (DNAT) path.
+    reaches_nat: bool = False
+
+    def __init__(self, client_cpus: Sequence[int]):
+        self.client_cpus = list(client_cpus)
+        self.commands: list[dict[str, Any]] = []
+
+    @property
+    @abc.abstractmethod
+    def host_address(self) -> str:
+        """The address of the host under test, as the peer reaches it."""
+
+    def __enter__(self) -> Peer:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self) -> None:  # noqa: B027 - optional hook
+        """Create what the peer needs."""
+
+    def stop(self) -> None:  # noqa: B027 - optional hook
+        """Remove what `start` created; safe to call twice."""
+
+    def run(self, argv: Sequence[str], *, timeout: float, check: bool = True) -> CommandResult:
+        """Run a client command pinned to the client CPUs, bounded by `timeout` seconds."""
+        argv = list(argv)
+        started = time.monotonic()
+        returncode, output = self._execute(pinned(argv, self.client_cpus), timeout)
+        self.commands.append({"where": f"peer:{self.kind}", "argv": argv, "returncode": returncode})
+        if returncode is None:
+            raise CommandFailed(f"peer:{self.kind}", argv, None, output)
+        result = CommandResult(argv, returncode, output, time.monotonic() - started, f"peer:{self.kind}")
+        return result.check() if check else result
+
+    @abc.abstractmethod
+    def _execute(self, argv: list[str], timeout: float) -> tuple[int | None, str]: ...
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "host_address": self.host_address, "client_cpus": self.client_cpus,
+                "reaches_nat": self.reaches_nat}
+
+
+class LoopbackPeer(Peer):
+    """The client on this host's loopback: no second network stack, no NAT path."""
+
+    kind = "loopback"
+
+    @property
+    def host_address(self) -> str:
+        return "127.0.0.1"
+
+    def _execute(self, argv: list[str], timeout: float) -> tuple[int | None, str]:
+        return run_bounded(argv, timeout=timeout)
+
+
+class NamespacePeer(Peer):
+    """A network namespace with a veth pair to the host: a second host on one machine."""
+
+    kind = "netns"
+    reaches_nat = True
+
+    def __init__(self, client_cpus: Sequence[int], run_label: str):
+        super().__init__(client_cpus)
+        self.run_label = run_label
+        self.namespace = run_label
+        self.host_if = naming.interface_name(run_label, "h")
+        self.peer_if = naming.interface_name(run_label, "p")
+        self._subnet: ipaddress.IPv4Network | None = None
+        self._created = False
+
+    @property
+    def host_address(self) -> str:
+        if self._subnet is None:
+            raise EnvironmentUnavailable("the peer namespace is not started")
+        return str(self._subnet.network_address + 1)
+
+    @property
+    def peer_address(self) -> str:
+        if self._subnet is None:
+            raise EnvironmentUnavailable("the peer namespace is not started")
+        return str(self._subnet.network_address + 2)
+
+    def start(self) -> None:
+        if os.geteuid() != 0:
+            raise EnvironmentUnavailable("a peer namespace needs root (ip netns add)")
+        self._subnet = _free_subnet()
+        host_ip, peer_ip = f"{self.host_address}/30", f"{self.peer_address}/30"
+        self._created = True
+        for argv in (
+            ["ip", "netns", "add", self.namespace],
+            ["ip", "link", "add", self.host_if, "type", "veth", "peer", "name", self.peer_if],
+            ["ip", "link", "set", self.peer_if, "netns", self.namespace],
+            ["ip", "addr", "add", host_ip, "dev", self.host_if],
+            ["ip", "link", "set", self.host_if, "up"],
+            ["ip", "netns", "exec", self.namespace, "ip", "addr", "add", peer_ip, "dev", self.peer_if],
+            ["ip", "netns", "exec", self.namespace, "ip", "link", "set", self.peer_if, "up"],
+            ["ip", "netns", "exec", self.namespace, "ip", "link", "set", "lo", "up"],
+            ["ip", "netns", "exec", self.namespace, "ip", "route", "add", "default", "via", self.host_address],
+        ):
+            _ip(argv)
+
+    def stop(self) -> None:
+        if not self._created:
+            return
+        self._created = False
+        subprocess.run(["ip", "netns", "del", self.namespace], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", self.host_if], capture_output=True, check=False)
+
+    def _execute(self, argv: list[str], timeout: float) -> tuple[int | None, str]:
+        return run_bounded(["ip", "netns", "exec", self.namespace, *argv], timeout=timeout)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "namespace": self.namespace, "peer_address": self.peer_address,
+                "link": f"veth {self.host_if}<->{self.peer_if}"}
+
+
+class RemotePeer(Peer):
+    """A second machine reached over SSH with fabric; `host_address` is this host as it sees it."""
+
+    kind = "remote"
+    reaches_nat = True
+
+    def __init__(self, client_cpus: Sequence[int], host: str, sut_address: str):
+        super().__init__(client_cpus)
+        self.host = host
+        self.sut_address = sut_address
+        self._connection = None
+
+    @property
+    def host_address(self) -> str:
+        return self.sut_address
+
+    def start(self) -> None:
+        from fabric import Connection
+
+        self._connection = Connection(self.host)
+        self._connection.open()
+
+    def stop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def _execute(self, argv: list[str], timeout: float) -> tuple[int | None, str]:
+        import shlex
+
+        from invoke.exceptions import CommandTimedOut
+
+        try:
+            result = self._connection.run(shlex.join(argv), hide=True, warn=True, timeout=timeout, pty=False)
+        except CommandTimedOut as exc:
+            return None, exc.result.stdout + exc.result.stderr
+        return result.exited, result.stdout + result.stderr
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "host": self.host}
+
+
+def _ip(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise EnvironmentUnavailable(f"cannot set up the peer namespace: `{' '.join(argv)}`: {done.stderr.strip()}")
+
+
+def _free_subnet() -> ipaddress.IPv4Network:
+    """A /30 of PEER_SUPERNET that no address or route of this host overlaps."""
+    used = _routed_networks()
+    candidates = list(PEER_SUPERNET.subnets(new_prefix=30))
+    random.shuffle(candidates)
+    for subnet in candidates[:2000]:
+        if not any(subnet.overlaps(net) for net in used):
+            return subnet
+    raise EnvironmentUnavailable(f"no free /30 in {PEER_SUPERNET} for the peer namespace")
+
+
+def _routed_networks() -> list[ipaddress.IPv4Network]:
+    out = subprocess.run(["ip", "-4", "-o", "route", "show", "table", "all"], capture_output=True, text=True).stdout
+    out += subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
+    nets = []
+    for word in out.split():
+        if "/" in word or word.count(".") == 3:
+            try:
+                net = ipaddress.ip_network(word, strict=False)
+            except ValueError:
+                continue
+            if net.prefixlen > 0:
+                nets.append(net)
+    return nets
+
+
+def make_peer(kind: str, client_cpus: Sequence[int], run_label: str, *, host: str | None = None,
+              sut_address: str | None = None) -> Peer:
+    """The peer the plan asks for: `auto` picks a namespace where root allows, else loopback."""
+    if kind == "auto":
+        kind = "netns" if os.geteuid() == 0 else "loopback"
+    if kind == "netns":
+        return NamespacePeer(client_cpus, run_label)
+    if kind == "loopback":
+        return LoopbackPeer(client_cpus)
+    if kind == "remote":
+        if not host or not sut_address:
+            raise EnvironmentUnavailable("a remote peer needs peer_host and sut_address")
+        return RemotePeer(client_cpus, host, sut_address)
+    raise EnvironmentUnavailable(f"unknown peer kind {kind!r}; known: auto, netns, loopback, remote")

@@ -1,0 +1,76 @@
+"""Figures: a records DataFrame in, a matplotlib Figure out; saving is separate.
+
+Error bars are the standard deviation across repetitions, as in the paper's figures. Labels
+that are not hardware virtualization (`qemu-tcg`) are drawn dashed so no one reads them as KVM.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kitlib import paths
+
+#: A fixed colour per environment, so every figure of the kit reads the same way.
+ENV_COLOURS = {
+    "native": "#222222", "docker-host-volume": "#1f77b4", "docker-host-overlay": "#17becf",
+    "docker-nat-volume": "#ff7f0e", "docker-nat-overlay": "#d62728", "kvm": "#2ca02c", "kvm-tuned": "#98df8a",
+    "qemu-tcg": "#9467bd",
+}
+
+
+def _style(env: str) -> dict:
+    base = env.split("+")[0]
+    return {"color": ENV_COLOURS.get(base), "linestyle": "--" if base == "qemu-tcg" else "-", "marker": "o"}
+
+
+def mean_std(df, x: str, metric: str, **filters):
+    """Mean and standard deviation of `metric` per env and x, after filtering columns by equality."""
+    rows = df[df["metric"] == metric]
+    for column, value in filters.items():
+        if column in rows.columns:
+            rows = rows[rows[column] == value]
+    return rows.groupby(["env", x])["value"].agg(["mean", "std", "count"]).reset_index()
+
+
+def sweep_axes(ax, df, x: str, metric: str, ylabel: str, *, scale: float = 1.0, **filters) -> None:
+    """One line per environment of `metric` against `x`, with standard-deviation error bars."""
+    table = mean_std(df, x, metric, **filters)
+    order = sorted(table["env"].unique(), key=lambda e: (list(ENV_COLOURS).index(e.split("+")[0])
+                                                          if e.split("+")[0] in ENV_COLOURS else 99, e))
+    for env in order:
+        rows = table[table["env"] == env]
+        ax.errorbar(rows[x], rows["mean"] * scale, yerr=rows["std"].fillna(0) * scale, label=env, capsize=3,
+                    **_style(env))
+    ax.set_xlabel(x)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+
+
+def redis_throughput_latency(df):
+    """The paper's Figures 8 and 9 side by side: throughput and mean latency vs connections."""
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    sweep_axes(left, df, "clients", "throughput", "throughput (k requests/s)", scale=1e-3, op="mix")
+    sweep_axes(right, df, "clients", "latency_mean", "mean latency (µs)", op="mix")
+    ticks = sorted(df["clients"].dropna().unique()) if "clients" in df else []
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(int(t)) for t in ticks])
+        ax.set_xlabel("client connections (pipeline 10)")
+    left.set_title("Redis throughput (Fig. 8)")
+    right.set_title("Redis mean latency (Fig. 9)")
+    left.legend(fontsize=8)
+    return fig
+
+
+def save(fig, name: str, directory: str | Path | None = None) -> list[Path]:
+    """Write the figure as PNG and PDF; return the paths."""
+    folder = Path(directory) if directory else paths.figures_root()
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for suffix in ("png", "pdf"):
+        path = folder / f"{name}.{suffix}"
+        fig.savefig(path, dpi=150)
+        written.append(path)
+    return written

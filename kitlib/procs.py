@@ -1,0 +1,59 @@
+"""Local processes with bounded time, killed as a whole process group when they overrun."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+
+
+def run_bounded(argv: Sequence[str], *, timeout: float) -> tuple[int | None, str]:
+    """Run argv to completion; return (returncode, stdout+stderr), or (None, output) on timeout."""
+    proc = subprocess.Popen(
+        list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        start_new_session=True, text=True, errors="replace",
+    )
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, output
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        output, _ = proc.communicate()
+        return None, output
+    except BaseException:
+        kill_group(proc)
+        raise
+
+
+def kill_group(proc: subprocess.Popen, grace: float = 3.0) -> None:
+    """SIGTERM the process group, then SIGKILL it if it is still there after `grace` seconds."""
+    if proc.poll() is not None:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def pinned(argv: Sequence[str], cpus: Sequence[int] | None) -> list[str]:
+    """Prefix argv with taskset when CPUs are given."""
+    if not cpus:
+        return list(argv)
+    return ["taskset", "-c", ",".join(str(c) for c in cpus), *argv]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

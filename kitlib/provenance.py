@@ -1,0 +1,113 @@
+"""Provenance: many small `collect_*` functions, each one fact about where a result came from."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import platform
+import shutil
+import socket
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from kitlib import __version__, paths
+
+#: Debian packages whose versions are recorded in every environment that runs them.
+TOOL_PACKAGES = ("redis-server", "redis-tools", "fio", "sysbench", "mariadb-server", "hpcc", "xz-utils",
+                 "nuttcp", "iperf3", "sockperf", "netperf", "qemu-system-x86", "openmpi-bin", "numactl")
+DPKG_QUERY = ["dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\\n", *TOOL_PACKAGES]
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def collect_cpu() -> dict[str, Any]:
+    info: dict[str, Any] = {"logical_cpus": os.cpu_count(), "affinity": sorted(os.sched_getaffinity(0))}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return info
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "model name" and "model" not in info:
+            info["model"] = value.strip()
+        if key == "flags" and "virtualization_flags" not in info:
+            flags = value.split()
+            info["virtualization_flags"] = [f for f in ("vmx", "svm", "hypervisor") if f in flags]
+    info["sockets"] = len({line for line in text.splitlines() if line.startswith("physical id")}) or None
+    governor = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    info["governor"] = governor.read_text().strip() if governor.exists() else None
+    return info
+
+
+def collect_numa() -> dict[str, Any]:
+    nodes = sorted(p.name for p in Path("/sys/devices/system/node").glob("node[0-9]*"))
+    return {"nodes": len(nodes) or 1}
+
+
+def collect_memory() -> dict[str, Any]:
+    info = {}
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("MemTotal", "HugePages_Total", "Hugepagesize"):
+            info[key] = value.strip()
+    return info
+
+
+def collect_os() -> dict[str, Any]:
+    distro = None
+    os_release = Path("/etc/os-release")
+    if os_release.exists():
+        for line in os_release.read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                distro = line.split("=", 1)[1].strip('"')
+    return {"kernel": platform.release(), "distro": distro, "hostname": socket.gethostname(),
+            "python": platform.python_version(), "user": getpass.getuser()}
+
+
+def collect_kitlib() -> dict[str, Any]:
+    commit = dirty = None
+    if shutil.which("git") and (paths.PROJECT_ROOT / ".git").exists():
+        run = lambda *a: subprocess.run(["git", "-C", str(paths.PROJECT_ROOT), *a],  # noqa: E731
+                                        capture_output=True, text=True, check=False).stdout.strip()
+        commit = run("rev-parse", "HEAD") or None
+        dirty = bool(run("status", "--porcelain", "--untracked-files=no"))
+    return {"version": __version__, "git_commit": commit, "git_dirty": dirty}
+
+
+def collect_docker() -> dict[str, Any] | None:
+    try:
+        from kitlib.environments.docker import docker_client
+
+        client = docker_client()
+        version, info = client.version(), client.info()
+        return {"engine": version.get("Version"), "api": version.get("ApiVersion"),
+                "storage_driver": info.get("Driver"), "cgroup_driver": info.get("CgroupDriver"),
+                "cgroup_version": info.get("CgroupVersion"), "userland_proxy": _userland_proxy()}
+    except Exception as exc:
+        return {"unavailable": str(exc)[:200]}
+
+
+def _userland_proxy() -> bool:
+    out = subprocess.run(["pgrep", "-a", "dockerd"], capture_output=True, text=True, check=False).stdout
+    return "--userland-proxy=false" not in out
+
+
+def parse_dpkg(output: str) -> dict[str, str]:
+    """`dpkg-query -W` lines of installed packages → {package: version}."""
+    versions = {}
+    for line in output.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[2].startswith("ii"):
+            versions[parts[0]] = parts[1]
+    return versions
+
+
+def collect_host() -> dict[str, Any]:
+    """Everything about this host, in one flat-ish dict."""
+    return {"cpu": collect_cpu(), "numa": collect_numa(), "memory": collect_memory(), "os": collect_os(),
+            "docker": collect_docker(), "kitlib": collect_kitlib()}

@@ -1,0 +1,104 @@
+"""Tidy measurement records: one measurement a row, dimensions as columns.
+
+A missing value stays missing (NaN in a frame, never 0): a parser that cannot find a number
+raises, and a record is never built from a guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Columns every record file has, in this order; parameter columns follow.
+CORE_COLUMNS = (
+    "experiment",
+    "workload",
+    "env",
+    "metric",
+    "value",
+    "unit",
+    "run_id",
+    "repetition",
+)
+#: The columns a parser fills (the rest come from the run that called it).
+MEASUREMENT_COLUMNS = ("metric", "value", "unit")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What a parser returns: a metric, its value and unit, and dimensions the tool output names."""
+
+    metric: str
+    value: float
+    unit: str
+    dims: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, (int, float)) or isinstance(self.value, bool):
+            raise TypeError(f"{self.metric}: value must be a number, got {self.value!r}")
+        if math.isnan(self.value):
+            raise ValueError(f"{self.metric}: a measurement cannot be NaN")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One row of the results: a measurement placed in its run, environment and parameters."""
+
+    experiment: str
+    workload: str
+    env: str
+    metric: str
+    value: float
+    unit: str
+    run_id: str
+    repetition: int
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_row(self) -> dict[str, Any]:
+        row = {name: getattr(self, name) for name in CORE_COLUMNS}
+        clash = set(self.params) & set(CORE_COLUMNS)
+        if clash:
+            raise ValueError(f"parameter names clash with record columns: {sorted(clash)}")
+        row.update(self.params)
+        return row
+
+
+def place(
+    measurements: Iterable[Measurement],
+    *,
+    experiment: str,
+    workload: str,
+    env: str,
+    run_id: str,
+    repetition: int,
+    params: Mapping[str, Any],
+) -> list[Record]:
+    """Turn a parser's measurements into records of one run unit."""
+    return [
+        Record(
+            experiment=experiment,
+            workload=workload,
+            env=env,
+            metric=m.metric,
+            value=float(m.value),
+            unit=m.unit,
+            run_id=run_id,
+            repetition=repetition,
+            params={**params, **m.dims},
+        )
+        for m in measurements
+    ]
+
+
+def to_frame(records: Iterable[Record]):
+    """Records as a pandas DataFrame with the core columns first."""
+    import pandas as pd
+
+    rows = [r.as_row() for r in records]
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=list(CORE_COLUMNS))
+    extra = [c for c in frame.columns if c not in CORE_COLUMNS]
+    return frame[list(CORE_COLUMNS) + extra]

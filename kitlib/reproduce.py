@@ -1,0 +1,56 @@
+"""`make reproduce`: every experiment's profile on every environment this host offers, then the analysis.
+
+KVM joins when it really works here; software emulation (`qemu-tcg`) is never included unasked,
+because it measures an emulator, not a hypervisor.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from kitlib import experiments, paths
+from kitlib.environments import availability
+from kitlib.notebooks import execute, execute_experiment
+
+VM_LABELS_WHEN_KVM = ("kvm", "kvm-tuned")
+ANALYSIS_NOTEBOOKS = ("statistics", "figures", "littles-law", "claims")
+
+
+def environments_for(default_envs, offered: dict[str, bool]) -> list[str]:
+    chosen = [label for label in default_envs if offered.get(label)]
+    chosen += [label for label in VM_LABELS_WHEN_KVM if offered.get(label) and label not in chosen]
+    return chosen
+
+
+def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
+    offered = {row.label: row.available for row in availability()}
+    skipped = [f"{row.label} ({row.reason})" for row in availability() if not row.available]
+    if skipped:
+        print("not offered on this host: " + "; ".join(skipped))
+    failures = 0
+    for name in only or experiments.names():
+        experiment = experiments.get(name)
+        envs = environments_for(experiment.default_envs, offered)
+        if not envs:
+            print(f"{name}: no environment available, skipped")
+            continue
+        plan = experiment.plan(environments=envs, profile=profile)
+        print(f"{name}: {', '.join(envs)} ({profile}) -> results/{name}/{plan.run_id}")
+        try:
+            execute_experiment(experiment, plan, {})
+        except Exception:  # one failing experiment must not hide the others' results
+            failures += 1
+            print(f"{name}: FAILED\n{traceback.format_exc(limit=2)}")
+    for name in ANALYSIS_NOTEBOOKS:
+        notebook = paths.notebooks_root() / "analysis" / f"{name}.ipynb"
+        if not notebook.exists():
+            continue
+        output = paths.results_root() / "analysis" / f"{name}.ipynb"
+        try:
+            execute(notebook, output, {"results_dirs": [str(paths.results_root())],
+                                       "figures_dir": str(paths.figures_root())})
+            print(f"analysis: {name} -> {output}")
+        except Exception:
+            failures += 1
+            print(f"analysis {name}: FAILED\n{traceback.format_exc(limit=2)}")
+    return 1 if failures else 0

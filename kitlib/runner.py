@@ -1,0 +1,191 @@
+"""Execute a plan: peer, then each environment in turn, every missing unit, into the store.
+
+Everything started is stopped by context managers, on success, on error and on Ctrl-C. A unit
+that fails is recorded as failed with its reason and the run goes on; an environment that cannot
+start marks all its units failed with the reason.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import traceback
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kitlib import cpus, environments, experiments, naming, paths, provenance
+from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
+from kitlib.experiments.base import Workload
+from kitlib.peer import make_peer
+from kitlib.plan import Plan
+from kitlib.records import place
+from kitlib.store import RunStore, unit_key
+
+
+@dataclass
+class RunResult:
+    plan: Plan
+    root: Path
+    records: Any  # pandas.DataFrame
+    failures: Any  # pandas.DataFrame
+    measured_units: int
+    skipped_units: int
+
+
+@dataclass(frozen=True)
+class Unit:
+    workload: Workload
+    env: str
+    point: dict[str, Any]
+    repetition: int
+
+    @property
+    def key(self) -> str:
+        return unit_key(self.env, self.point, self.repetition, self.workload.name)
+
+
+def run_plan(plan: Plan, *, results_root: Path | None = None, progress: bool = True, image: str | None = None,
+             base_image: str = "debian:bookworm-slim") -> RunResult:
+    """Run every unit of the plan that is not already done; return all records of the run."""
+    experiment = experiments.get(plan.experiment)
+    store = RunStore((results_root or paths.results_root()) / plan.experiment / plan.run_id)
+    store.write_plan(plan.model_dump(mode="json"))
+    workloads = experiment.workloads(plan)
+    units = [Unit(w, env, point, rep) for env in plan.environments for w in workloads
+             for point in w.points() for rep in range(plan.repetitions)]
+    todo = [u for u in units if store.unit_status(u.key) != "ok"]
+    if todo:
+        _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
+    records = store.consolidate()
+    failures = store.failures()
+    if len(failures):
+        warnings.warn(f"{len(failures)} unit(s) failed; see {store.root / 'failures.csv'}", stacklevel=2)
+    return RunResult(plan, store.root, records, failures, len(todo), len(units) - len(todo))
+
+
+def _execute(plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None,
+             base_image: str) -> None:
+    run_label = naming.new_run_label()
+    session: dict[str, Any] = {"started": provenance.now(), "run_label": run_label,
+                               "host": provenance.collect_host(), "plan": plan.model_dump(mode="json"),
+                               "environments": {}, "tool_versions": {}, "commands": []}
+    bar = _progress(len(todo), f"{plan.experiment} ({plan.profile})", progress)
+    sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
+    ports = _free_ports(max(u.workload.ports_needed for u in todo))
+    layout = cpus.split(sut_cores, ports)
+    session["layout"] = {"sut_cpus": layout.sut_cpus, "client_cpus": layout.client_cpus, "ports": ports}
+    peer = make_peer(plan.peer, layout.client_cpus, run_label, host=plan.peer_host, sut_address=plan.sut_address)
+    try:
+        with peer:
+            session["peer"] = peer.describe()
+            session["tool_versions"]["peer"] = _tool_versions_on_host()
+            for env_label in dict.fromkeys(u.env for u in todo):
+                env_units = [u for u in todo if u.env == env_label]
+                _run_environment(env_label, env_units, plan, store, peer, layout, run_label, session, bar,
+                                 image=image, base_image=base_image)
+            session["commands"].extend(peer.commands)
+    finally:
+        bar.close()
+        session["finished"] = provenance.now()
+        store.append_provenance(session)
+
+
+def _run_environment(label, units, plan, store, peer, layout, run_label, session, bar, *, image, base_image):
+    try:
+        options: dict[str, Any] = {}
+        if environments.parse_label(label).kind == "docker":
+            options["image"] = image or _benchmark_image(base_image)
+        env = environments.create(label, layout, run_label=run_label, peer_reaches_nat=peer.reaches_nat, **options)
+        with env:
+            session["environments"][label] = env.describe()
+            session["tool_versions"][label] = provenance.parse_dpkg(
+                env.run(provenance.DPKG_QUERY, timeout=60, check=False).output)
+            write_libvirt = getattr(env, "write_libvirt_xml", None)
+            if write_libvirt is not None:
+                write_libvirt(store.root / "libvirt")
+            for workload in dict.fromkeys(u.workload for u in units):
+                workload.prepare(env, peer)
+                for unit in (u for u in units if u.workload is workload):
+                    _run_unit(unit, env, peer, plan, store)
+                    bar.update(1)
+                workload.finish(env, peer)
+            session["commands"].extend(env.commands)
+    except (EnvironmentUnavailable, CommandFailed) as exc:
+        reason = f"{label} unavailable: {exc}"
+        for unit in units:
+            if store.unit_status(unit.key) != "ok":
+                store.save_failed(unit.key, reason, {"env": label, "finished": provenance.now()})
+        bar.update(len(units))
+        warnings.warn(reason, stacklevel=2)
+
+
+def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore) -> None:
+    info: dict[str, Any] = {"env": unit.env, "workload": unit.workload.name, "point": unit.point,
+                            "repetition": unit.repetition, "started": provenance.now()}
+    mark = len(env.commands), len(peer.commands)
+    started = time.monotonic()
+    raw = None
+    try:
+        raw = unit.workload.measure(env, peer, unit.point)
+        info["raw_files"] = store.save_raw(unit.key, raw.outputs)
+        measurements = unit.workload.parse(raw, str(store.raw_dir / unit.key))
+        records = place(measurements, experiment=plan.experiment, workload=unit.workload.name, env=unit.env,
+                        run_id=plan.run_id, repetition=unit.repetition,
+                        params={**unit.workload.record_params(unit.point), **raw.facts})
+        info.update(_unit_commands(env, peer, mark), seconds=round(time.monotonic() - started, 3),
+                    finished=provenance.now())
+        store.save_ok(unit.key, records, info)
+    except (CommandFailed, ParseError, KitError) as exc:
+        info.update(_unit_commands(env, peer, mark), finished=provenance.now(),
+                    traceback=traceback.format_exc(limit=3))
+        store.save_failed(unit.key, str(exc), info)
+
+
+def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
+    return {"commands": env.commands[mark[0]:] + peer.commands[mark[1]:]}
+
+
+def _benchmark_image(base_image: str) -> str:
+    from kitlib.environments.docker import docker_client
+    from kitlib.image import ensure_image
+
+    return ensure_image(docker_client(), base_image)
+
+
+def _tool_versions_on_host() -> dict[str, str]:
+    from kitlib.procs import run_bounded
+
+    _, output = run_bounded(provenance.DPKG_QUERY, timeout=60)
+    return provenance.parse_dpkg(output)
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ports free on this host now, held open together so they are distinct."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind(("0.0.0.0", 0))
+            sockets.append(sock)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, description: str, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=description, unit="point")

@@ -1,0 +1,155 @@
+"""The results store: `results/<experiment>/<run_id>/`, written atomically, resumable.
+
+    plan.json         the validated plan (and the store's format version)
+    units/<key>.json  one measured point of one environment and repetition: status, records, commands
+    raw/<key>.<name>.txt  the tool's raw output beside it
+    records.csv       every valid record of the run (rebuilt from units/)
+    failures.csv      units that failed, with their reason (never mixed into records.csv)
+    provenance.json   host, engines, tools, versions, and every command line
+
+A unit whose file says `ok` is done; running the same plan again does only what is missing
+(never-run or failed units).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from kitlib.errors import KitError
+from kitlib.records import CORE_COLUMNS, Record, to_frame
+
+FORMAT_VERSION = 1
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder and rename, so readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def unit_key(env: str, point: dict[str, Any], repetition: int, workload: str) -> str:
+    parts = [workload, env] + [f"{k}={v}" for k, v in point.items()] + [f"r{repetition}"]
+    return re.sub(r"[^A-Za-z0-9=.+_-]", "_", "__".join(parts))
+
+
+class RunStore:
+    """One run's folder."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @property
+    def units_dir(self) -> Path:
+        return self.root / "units"
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.root / "raw"
+
+    # -- the plan --------------------------------------------------------------------------
+    def write_plan(self, plan_json: dict[str, Any]) -> None:
+        existing = self.root / "plan.json"
+        document = {"format_version": FORMAT_VERSION, "plan": plan_json}
+        if existing.exists():
+            old = json.loads(existing.read_text())
+            if old.get("format_version", 0) > FORMAT_VERSION:
+                raise KitError(f"{self.root} was written by a newer kitlib (format {old['format_version']})")
+            return
+        atomic_write(existing, json.dumps(document, indent=2, sort_keys=True))
+
+    # -- units -----------------------------------------------------------------------------
+    def unit_status(self, key: str) -> str | None:
+        path = self.units_dir / f"{key}.json"
+        if not path.exists():
+            return None
+        return json.loads(path.read_text()).get("status")
+
+    def save_raw(self, key: str, outputs: dict[str, str]) -> list[str]:
+        names = []
+        for name, text in outputs.items():
+            path = self.raw_dir / f"{key}.{name}.txt"
+            atomic_write(path, text)
+            names.append(str(path.relative_to(self.root)))
+        return names
+
+    def save_ok(self, key: str, records: Iterable[Record], info: dict[str, Any]) -> None:
+        rows = [r.as_row() for r in records]
+        if not rows:
+            raise KitError(f"{key}: a unit with no records cannot be saved as done")
+        self._save_unit(key, {"status": "ok", "records": rows, **info})
+
+    def save_failed(self, key: str, reason: str, info: dict[str, Any]) -> None:
+        self._save_unit(key, {"status": "failed", "reason": reason, **info})
+
+    def _save_unit(self, key: str, document: dict[str, Any]) -> None:
+        atomic_write(self.units_dir / f"{key}.json", json.dumps(document, indent=1, default=str))
+
+    def units(self) -> list[dict[str, Any]]:
+        if not self.units_dir.exists():
+            return []
+        return [json.loads(p.read_text()) | {"key": p.stem} for p in sorted(self.units_dir.glob("*.json"))]
+
+    # -- consolidated views ----------------------------------------------------------------
+    def consolidate(self):
+        """Rebuild records.csv and failures.csv from the unit files; return the records frame."""
+        import pandas as pd
+
+        units = self.units()
+        rows = [row for u in units if u["status"] == "ok" for row in u["records"]]
+        frame = pd.DataFrame(rows) if rows else to_frame([])
+        if rows:
+            extra = [c for c in frame.columns if c not in CORE_COLUMNS]
+            frame = frame[list(CORE_COLUMNS) + extra]
+        atomic_write(self.root / "records.csv", frame.to_csv(index=False))
+        failed = [{"unit": u["key"], "env": u.get("env"), "reason": u.get("reason")} for u in units
+                  if u["status"] == "failed"]
+        failures = self.root / "failures.csv"
+        if failed:
+            atomic_write(failures, pd.DataFrame(failed).to_csv(index=False))
+        else:
+            failures.unlink(missing_ok=True)
+        return frame
+
+    def failures(self):
+        import pandas as pd
+
+        path = self.root / "failures.csv"
+        return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["unit", "env", "reason"])
+
+    # -- provenance ------------------------------------------------------------------------
+    def append_provenance(self, session: dict[str, Any]) -> None:
+        path = self.root / "provenance.json"
+        document = json.loads(path.read_text()) if path.exists() else {"format_version": FORMAT_VERSION,
+                                                                      "sessions": []}
+        document["sessions"].append(session)
+        atomic_write(path, json.dumps(document, indent=2, default=str))
+
+
+def load_records(*roots: Path | str, experiment: str | None = None):
+    """Every records.csv under the given folders (results/, data/sample/, …) as one frame."""
+    import pandas as pd
+
+    frames = []
+    for root in roots:
+        pattern = f"{experiment}/*/records.csv" if experiment else "*/*/records.csv"
+        for path in sorted(Path(root).glob(pattern)):
+            frame = pd.read_csv(path)
+            if not frame.empty:
+                frame["source"] = str(path.parent)
+                frames.append(frame)
+    if not frames:
+        return to_frame([])
+    return pd.concat(frames, ignore_index=True)
