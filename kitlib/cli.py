@@ -40,8 +40,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--env", action="append", dest="envs", metavar="LABEL", help="environment (repeatable)")
     run.add_argument("--profile", default="quick", help="quick | standard | paper (default: quick)")
     run.add_argument("--repetitions", type=int, default=None)
-    run.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                     help="an experiment parameter, e.g. -p clients '[1, 8, 32]'")
+    run.add_argument(
+        "-p",
+        "--param",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="an experiment parameter, e.g. -p clients '[1, 8, 32]'",
+    )
     run.add_argument("--peer", default="auto", help="auto | netns | loopback | remote")
     run.add_argument("--peer-host", default=None, help="SSH host of a remote peer")
     run.add_argument("--sut-address", default=None, help="this host's address as the remote peer sees it")
@@ -89,8 +96,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     experiment = experiments.get(args.experiment)
     overrides = {name: parse_value(value) for name, value in args.param}
-    plan = experiment.plan(environments=args.envs, profile=args.profile, repetitions=args.repetitions,
-                           peer=args.peer, peer_host=args.peer_host, sut_address=args.sut_address, **overrides)
+    plan = experiment.plan(
+        environments=args.envs,
+        profile=args.profile,
+        repetitions=args.repetitions,
+        peer=args.peer,
+        peer_host=args.peer_host,
+        sut_address=args.sut_address,
+        **overrides,
+    )
     if args.no_notebook:
         from kitlib.runner import run_plan
 

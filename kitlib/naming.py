@@ -28,7 +28,7 @@ def owner_pid(name: str) -> int | None:
 
 def interface_name(run_label: str, role: str) -> str:
     """A network interface name (at most 15 characters): k<role><pid>x<random>."""
-    name = f"k{role}{run_label[len(PREFIX):]}"
+    name = f"k{role}{run_label[len(PREFIX) :]}"
     if len(name) > 15:
         raise ValueError(f"interface name too long: {name}")
     return name

@@ -7,7 +7,7 @@ from typing import Any
 
 from kitlib import paths
 from kitlib.experiments.base import Experiment
-from kitlib.plan import Plan
+from kitlib.planning import Plan
 
 
 def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progress: bool = False) -> Path:
@@ -15,17 +15,30 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progres
 
     output.parent.mkdir(parents=True, exist_ok=True)
     papermill.execute_notebook(
-        str(notebook), str(output), parameters=parameters, cwd=str(paths.PROJECT_ROOT),
-        progress_bar=progress, log_output=False, kernel_name="python3",
+        str(notebook),
+        str(output),
+        parameters=parameters,
+        cwd=str(paths.PROJECT_ROOT),
+        progress_bar=progress,
+        log_output=False,
+        kernel_name="python3",
     )
     return output
 
 
 def experiment_parameters(plan: Plan, overrides: dict[str, Any]) -> dict[str, Any]:
     """The notebook's parameters for a plan: its fixed ones plus the overrides the user gave."""
-    return {"environments": list(plan.environments), "profile": plan.profile, "repetitions": plan.repetitions,
-            "peer": plan.peer, "peer_host": plan.peer_host, "sut_address": plan.sut_address,
-            "results_dir": str(paths.results_root()), "figures_dir": str(paths.figures_root()), **overrides}
+    return {
+        "environments": list(plan.environments),
+        "profile": plan.profile,
+        "repetitions": plan.repetitions,
+        "peer": plan.peer,
+        "peer_host": plan.peer_host,
+        "sut_address": plan.sut_address,
+        "results_dir": str(paths.results_root()),
+        "figures_dir": str(paths.figures_root()),
+        **overrides,
+    }
 
 
 def execute_experiment(experiment: Experiment, plan: Plan, overrides: dict[str, Any]) -> Path:

@@ -75,8 +75,12 @@ class Peer(abc.ABC):
     def _execute(self, argv: list[str], timeout: float) -> tuple[int | None, str]: ...
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "host_address": self.host_address, "client_cpus": self.client_cpus,
-                "reaches_nat": self.reaches_nat}
+        return {
+            "kind": self.kind,
+            "host_address": self.host_address,
+            "client_cpus": self.client_cpus,
+            "reaches_nat": self.reaches_nat,
+        }
 
 
 class LoopbackPeer(Peer):
@@ -149,8 +153,12 @@ class NamespacePeer(Peer):
         return run_bounded(["ip", "netns", "exec", self.namespace, *argv], timeout=timeout)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "namespace": self.namespace, "peer_address": self.peer_address,
-                "link": f"veth {self.host_if}<->{self.peer_if}"}
+        return {
+            **super().describe(),
+            "namespace": self.namespace,
+            "peer_address": self.peer_address,
+            "link": f"veth {self.host_if}<->{self.peer_if}",
+        }
 
 
 class RemotePeer(Peer):
@@ -227,8 +235,9 @@ def _routed_networks() -> list[ipaddress.IPv4Network]:
     return nets
 
 
-def make_peer(kind: str, client_cpus: Sequence[int], run_label: str, *, host: str | None = None,
-              sut_address: str | None = None) -> Peer:
+def make_peer(
+    kind: str, client_cpus: Sequence[int], run_label: str, *, host: str | None = None, sut_address: str | None = None
+) -> Peer:
     """The peer the plan asks for: `auto` picks a namespace where root allows, else loopback."""
     if kind == "auto":
         kind = "netns" if os.geteuid() == 0 else "loopback"

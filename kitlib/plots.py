@@ -12,8 +12,13 @@ from kitlib import paths
 
 #: A fixed colour per environment, so every figure of the kit reads the same way.
 ENV_COLOURS = {
-    "native": "#222222", "docker-host-volume": "#1f77b4", "docker-host-overlay": "#17becf",
-    "docker-nat-volume": "#ff7f0e", "docker-nat-overlay": "#d62728", "kvm": "#2ca02c", "kvm-tuned": "#98df8a",
+    "native": "#222222",
+    "docker-host-volume": "#1f77b4",
+    "docker-host-overlay": "#17becf",
+    "docker-nat-volume": "#ff7f0e",
+    "docker-nat-overlay": "#d62728",
+    "kvm": "#2ca02c",
+    "kvm-tuned": "#98df8a",
     "qemu-tcg": "#9467bd",
 }
 
@@ -35,12 +40,15 @@ def mean_std(df, x: str, metric: str, **filters):
 def sweep_axes(ax, df, x: str, metric: str, ylabel: str, *, scale: float = 1.0, **filters) -> None:
     """One line per environment of `metric` against `x`, with standard-deviation error bars."""
     table = mean_std(df, x, metric, **filters)
-    order = sorted(table["env"].unique(), key=lambda e: (list(ENV_COLOURS).index(e.split("+")[0])
-                                                          if e.split("+")[0] in ENV_COLOURS else 99, e))
+    order = sorted(
+        table["env"].unique(),
+        key=lambda e: (list(ENV_COLOURS).index(e.split("+")[0]) if e.split("+")[0] in ENV_COLOURS else 99, e),
+    )
     for env in order:
         rows = table[table["env"] == env]
-        ax.errorbar(rows[x], rows["mean"] * scale, yerr=rows["std"].fillna(0) * scale, label=env, capsize=3,
-                    **_style(env))
+        ax.errorbar(
+            rows[x], rows["mean"] * scale, yerr=rows["std"].fillna(0) * scale, label=env, capsize=3, **_style(env)
+        )
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)

@@ -11,8 +11,13 @@ from collections.abc import Sequence
 def run_bounded(argv: Sequence[str], *, timeout: float) -> tuple[int | None, str]:
     """Run argv to completion; return (returncode, stdout+stderr), or (None, output) on timeout."""
     proc = subprocess.Popen(
-        list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        start_new_session=True, text=True, errors="replace",
+        list(argv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        text=True,
+        errors="replace",
     )
     try:
         output, _ = proc.communicate(timeout=timeout)

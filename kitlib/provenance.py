@@ -15,8 +15,22 @@ from typing import Any
 from kitlib import __version__, paths
 
 #: Debian packages whose versions are recorded in every environment that runs them.
-TOOL_PACKAGES = ("redis-server", "redis-tools", "fio", "sysbench", "mariadb-server", "hpcc", "xz-utils",
-                 "nuttcp", "iperf3", "sockperf", "netperf", "qemu-system-x86", "openmpi-bin", "numactl")
+TOOL_PACKAGES = (
+    "redis-server",
+    "redis-tools",
+    "fio",
+    "sysbench",
+    "mariadb-server",
+    "hpcc",
+    "xz-utils",
+    "nuttcp",
+    "iperf3",
+    "sockperf",
+    "netperf",
+    "qemu-system-x86",
+    "openmpi-bin",
+    "numactl",
+)
 DPKG_QUERY = ["dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\\n", *TOOL_PACKAGES]
 
 
@@ -65,15 +79,23 @@ def collect_os() -> dict[str, Any]:
         for line in os_release.read_text().splitlines():
             if line.startswith("PRETTY_NAME="):
                 distro = line.split("=", 1)[1].strip('"')
-    return {"kernel": platform.release(), "distro": distro, "hostname": socket.gethostname(),
-            "python": platform.python_version(), "user": getpass.getuser()}
+    return {
+        "kernel": platform.release(),
+        "distro": distro,
+        "hostname": socket.gethostname(),
+        "python": platform.python_version(),
+        "user": getpass.getuser(),
+    }
 
 
 def collect_kitlib() -> dict[str, Any]:
     commit = dirty = None
     if shutil.which("git") and (paths.PROJECT_ROOT / ".git").exists():
-        run = lambda *a: subprocess.run(["git", "-C", str(paths.PROJECT_ROOT), *a],  # noqa: E731
-                                        capture_output=True, text=True, check=False).stdout.strip()
+
+        def run(*args: str) -> str:
+            done = subprocess.run(["git", "-C", str(paths.PROJECT_ROOT), *args], capture_output=True, text=True)
+            return done.stdout.strip()
+
         commit = run("rev-parse", "HEAD") or None
         dirty = bool(run("status", "--porcelain", "--untracked-files=no"))
     return {"version": __version__, "git_commit": commit, "git_dirty": dirty}
@@ -85,9 +107,14 @@ def collect_docker() -> dict[str, Any] | None:
 
         client = docker_client()
         version, info = client.version(), client.info()
-        return {"engine": version.get("Version"), "api": version.get("ApiVersion"),
-                "storage_driver": info.get("Driver"), "cgroup_driver": info.get("CgroupDriver"),
-                "cgroup_version": info.get("CgroupVersion"), "userland_proxy": _userland_proxy()}
+        return {
+            "engine": version.get("Version"),
+            "api": version.get("ApiVersion"),
+            "storage_driver": info.get("Driver"),
+            "cgroup_driver": info.get("CgroupDriver"),
+            "cgroup_version": info.get("CgroupVersion"),
+            "userland_proxy": _userland_proxy(),
+        }
     except Exception as exc:
         return {"unavailable": str(exc)[:200]}
 
@@ -107,7 +134,24 @@ def parse_dpkg(output: str) -> dict[str, str]:
     return versions
 
 
+def version_mismatches(by_env: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """Packages whose versions differ between environments of one run (results may not be comparable)."""
+    packages = sorted({p for versions in by_env.values() for p in versions})
+    found = []
+    for package in packages:
+        versions = {env: v[package] for env, v in by_env.items() if package in v}
+        if len(set(versions.values())) > 1:
+            found.append({"package": package, "versions": versions})
+    return found
+
+
 def collect_host() -> dict[str, Any]:
     """Everything about this host, in one flat-ish dict."""
-    return {"cpu": collect_cpu(), "numa": collect_numa(), "memory": collect_memory(), "os": collect_os(),
-            "docker": collect_docker(), "kitlib": collect_kitlib()}
+    return {
+        "cpu": collect_cpu(),
+        "numa": collect_numa(),
+        "memory": collect_memory(),
+        "os": collect_os(),
+        "docker": collect_docker(),
+        "kitlib": collect_kitlib(),
+    }

@@ -47,8 +47,11 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
             continue
         output = paths.results_root() / "analysis" / f"{name}.ipynb"
         try:
-            execute(notebook, output, {"results_dirs": [str(paths.results_root())],
-                                       "figures_dir": str(paths.figures_root())})
+            execute(
+                notebook,
+                output,
+                {"results_dirs": [str(paths.results_root())], "figures_dir": str(paths.figures_root())},
+            )
             print(f"analysis: {name} -> {output}")
         except Exception:
             failures += 1

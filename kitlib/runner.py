@@ -19,7 +19,7 @@ from kitlib import cpus, environments, experiments, naming, paths, provenance
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
 from kitlib.experiments.base import Workload
 from kitlib.peer import make_peer
-from kitlib.plan import Plan
+from kitlib.planning import Plan
 from kitlib.records import place
 from kitlib.store import RunStore, unit_key
 
@@ -46,15 +46,26 @@ class Unit:
         return unit_key(self.env, self.point, self.repetition, self.workload.name)
 
 
-def run_plan(plan: Plan, *, results_root: Path | None = None, progress: bool = True, image: str | None = None,
-             base_image: str = "debian:bookworm-slim") -> RunResult:
+def run_plan(
+    plan: Plan,
+    *,
+    results_root: Path | None = None,
+    progress: bool = True,
+    image: str | None = None,
+    base_image: str = "debian:bookworm-slim",
+) -> RunResult:
     """Run every unit of the plan that is not already done; return all records of the run."""
     experiment = experiments.get(plan.experiment)
     store = RunStore((results_root or paths.results_root()) / plan.experiment / plan.run_id)
     store.write_plan(plan.model_dump(mode="json"))
     workloads = experiment.workloads(plan)
-    units = [Unit(w, env, point, rep) for env in plan.environments for w in workloads
-             for point in w.points() for rep in range(plan.repetitions)]
+    units = [
+        Unit(w, env, point, rep)
+        for env in plan.environments
+        for w in workloads
+        for point in w.points()
+        for rep in range(plan.repetitions)
+    ]
     todo = [u for u in units if store.unit_status(u.key) != "ok"]
     if todo:
         _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
@@ -65,12 +76,19 @@ def run_plan(plan: Plan, *, results_root: Path | None = None, progress: bool = T
     return RunResult(plan, store.root, records, failures, len(todo), len(units) - len(todo))
 
 
-def _execute(plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None,
-             base_image: str) -> None:
+def _execute(
+    plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None, base_image: str
+) -> None:
     run_label = naming.new_run_label()
-    session: dict[str, Any] = {"started": provenance.now(), "run_label": run_label,
-                               "host": provenance.collect_host(), "plan": plan.model_dump(mode="json"),
-                               "environments": {}, "tool_versions": {}, "commands": []}
+    session: dict[str, Any] = {
+        "started": provenance.now(),
+        "run_label": run_label,
+        "host": provenance.collect_host(),
+        "plan": plan.model_dump(mode="json"),
+        "environments": {},
+        "tool_versions": {},
+        "commands": [],
+    }
     bar = _progress(len(todo), f"{plan.experiment} ({plan.profile})", progress)
     sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
     ports = _free_ports(max(u.workload.ports_needed for u in todo))
@@ -83,11 +101,27 @@ def _execute(plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, i
             session["tool_versions"]["peer"] = _tool_versions_on_host()
             for env_label in dict.fromkeys(u.env for u in todo):
                 env_units = [u for u in todo if u.env == env_label]
-                _run_environment(env_label, env_units, plan, store, peer, layout, run_label, session, bar,
-                                 image=image, base_image=base_image)
+                _run_environment(
+                    env_label,
+                    env_units,
+                    plan,
+                    store,
+                    peer,
+                    layout,
+                    run_label,
+                    session,
+                    bar,
+                    image=image,
+                    base_image=base_image,
+                )
             session["commands"].extend(peer.commands)
     finally:
         bar.close()
+        session["version_mismatches"] = provenance.version_mismatches(
+            {k: v for k, v in session["tool_versions"].items() if k != "peer"}
+        )
+        for item in session["version_mismatches"]:
+            warnings.warn(f"{item['package']} differs between environments: {item['versions']}", stacklevel=2)
         session["finished"] = provenance.now()
         store.append_provenance(session)
 
@@ -101,7 +135,8 @@ def _run_environment(label, units, plan, store, peer, layout, run_label, session
         with env:
             session["environments"][label] = env.describe()
             session["tool_versions"][label] = provenance.parse_dpkg(
-                env.run(provenance.DPKG_QUERY, timeout=60, check=False).output)
+                env.run(provenance.DPKG_QUERY, timeout=60, check=False).output
+            )
             write_libvirt = getattr(env, "write_libvirt_xml", None)
             if write_libvirt is not None:
                 write_libvirt(store.root / "libvirt")
@@ -122,8 +157,13 @@ def _run_environment(label, units, plan, store, peer, layout, run_label, session
 
 
 def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore) -> None:
-    info: dict[str, Any] = {"env": unit.env, "workload": unit.workload.name, "point": unit.point,
-                            "repetition": unit.repetition, "started": provenance.now()}
+    info: dict[str, Any] = {
+        "env": unit.env,
+        "workload": unit.workload.name,
+        "point": unit.point,
+        "repetition": unit.repetition,
+        "started": provenance.now(),
+    }
     mark = len(env.commands), len(peer.commands)
     started = time.monotonic()
     raw = None
@@ -131,20 +171,26 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore) -> None:
         raw = unit.workload.measure(env, peer, unit.point)
         info["raw_files"] = store.save_raw(unit.key, raw.outputs)
         measurements = unit.workload.parse(raw, str(store.raw_dir / unit.key))
-        records = place(measurements, experiment=plan.experiment, workload=unit.workload.name, env=unit.env,
-                        run_id=plan.run_id, repetition=unit.repetition,
-                        params={**unit.workload.record_params(unit.point), **raw.facts})
-        info.update(_unit_commands(env, peer, mark), seconds=round(time.monotonic() - started, 3),
-                    finished=provenance.now())
+        records = place(
+            measurements,
+            experiment=plan.experiment,
+            workload=unit.workload.name,
+            env=unit.env,
+            run_id=plan.run_id,
+            repetition=unit.repetition,
+            params={**unit.workload.record_params(unit.point), **raw.facts},
+        )
+        info.update(
+            _unit_commands(env, peer, mark), seconds=round(time.monotonic() - started, 3), finished=provenance.now()
+        )
         store.save_ok(unit.key, records, info)
     except (CommandFailed, ParseError, KitError) as exc:
-        info.update(_unit_commands(env, peer, mark), finished=provenance.now(),
-                    traceback=traceback.format_exc(limit=3))
+        info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
         store.save_failed(unit.key, str(exc), info)
 
 
 def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
-    return {"commands": env.commands[mark[0]:] + peer.commands[mark[1]:]}
+    return {"commands": env.commands[mark[0] :] + peer.commands[mark[1] :]}
 
 
 def _benchmark_image(base_image: str) -> str:

@@ -114,8 +114,9 @@ class RunStore:
             extra = [c for c in frame.columns if c not in CORE_COLUMNS]
             frame = frame[list(CORE_COLUMNS) + extra]
         atomic_write(self.root / "records.csv", frame.to_csv(index=False))
-        failed = [{"unit": u["key"], "env": u.get("env"), "reason": u.get("reason")} for u in units
-                  if u["status"] == "failed"]
+        failed = [
+            {"unit": u["key"], "env": u.get("env"), "reason": u.get("reason")} for u in units if u["status"] == "failed"
+        ]
         failures = self.root / "failures.csv"
         if failed:
             atomic_write(failures, pd.DataFrame(failed).to_csv(index=False))
@@ -132,8 +133,7 @@ class RunStore:
     # -- provenance ------------------------------------------------------------------------
     def append_provenance(self, session: dict[str, Any]) -> None:
         path = self.root / "provenance.json"
-        document = json.loads(path.read_text()) if path.exists() else {"format_version": FORMAT_VERSION,
-                                                                      "sessions": []}
+        document = json.loads(path.read_text()) if path.exists() else {"format_version": FORMAT_VERSION, "sessions": []}
         document["sessions"].append(session)
         atomic_write(path, json.dumps(document, indent=2, default=str))
 

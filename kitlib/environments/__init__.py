@@ -94,11 +94,25 @@ def _vm_status():
         qemu = shutil.which("qemu-system-x86_64")
 
         def fallback(label: str) -> tuple[bool, str]:
-            return False, "the VM environment is not part of this kitlib" if qemu else "qemu-system-x86_64 not installed"
+            return (
+                False,
+                "the VM environment is not part of this kitlib" if qemu else "qemu-system-x86_64 not installed",
+            )
 
         return fallback
     return vm_label_status
 
 
-__all__ = ["Availability", "CommandResult", "EnvSpec", "Environment", "Layout", "Service", "availability",
-           "create", "describe_label", "known_labels", "parse_label"]
+__all__ = [
+    "Availability",
+    "CommandResult",
+    "EnvSpec",
+    "Environment",
+    "Layout",
+    "Service",
+    "availability",
+    "create",
+    "describe_label",
+    "known_labels",
+    "parse_label",
+]

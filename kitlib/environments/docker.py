@@ -52,7 +52,10 @@ class ContainerService(Service):
     def stop(self) -> None:
         if self._signal("TERM") != 0:
             return
-        script = f'pid=$(cat {self.pidfile}); for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.1; done; kill -KILL "$pid"'
+        script = (
+            f'pid=$(cat {self.pidfile}); for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; '
+            'sleep 0.1; done; kill -KILL "$pid"'
+        )
         try:
             self.container.exec_run(["sh", "-c", script])
         except Exception:
@@ -77,8 +80,12 @@ class DockerEnvironment(Environment):
         labels = naming.docker_labels(self.run_label)
         name = f"{self.run_label}-{self.spec.label.replace('+', '-')}"
         kwargs: dict[str, Any] = {
-            "name": name, "labels": labels, "detach": True, "init": True,
-            "command": ["sleep", "infinity"], "cap_add": ["SYS_NICE", "IPC_LOCK"],
+            "name": name,
+            "labels": labels,
+            "detach": True,
+            "init": True,
+            "command": ["sleep", "infinity"],
+            "cap_add": ["SYS_NICE", "IPC_LOCK"],
         }
         kwargs.update(self._cgroup_options())
         if self.spec.network == "host":

@@ -52,9 +52,11 @@ def parse_label(label: str) -> EnvSpec:
     kind, network, storage, _ = BASE_LABELS[base]
     options: dict[str, object] = {}
     for suffix in suffixes:
-        match = re.fullmatch(r"([a-z0-9]+?)(\d.*)?", suffix)
-        name = match.group(1) if match else suffix
-        value = (match.group(2) or "") if match else ""
+        if suffix in _SUFFIXES:
+            name, value = suffix, ""
+        else:
+            match = re.fullmatch(r"([a-z]+)(.*)", suffix)
+            name, value = (match.group(1), match.group(2)) if match else (suffix, "")
         if name not in _SUFFIXES:
             raise PlanError(f"{label!r}: unknown option {suffix!r}; known options: {', '.join(_SUFFIXES)}")
         pattern, convert, _ = _SUFFIXES[name]

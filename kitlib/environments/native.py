@@ -56,8 +56,12 @@ class NativeEnvironment(Environment):
         log_path = self._workdir / f"{name}.log"
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                pinned(argv, self.layout.sut_cpus), stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True, cwd=self._workdir,
+                pinned(argv, self.layout.sut_cpus),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd=self._workdir,
             )
         return LocalService(name, proc, log_path)
 

@@ -17,7 +17,7 @@ from kitlib import parsers
 from kitlib.environments.base import Environment
 from kitlib.errors import PlanError
 from kitlib.peer import Peer
-from kitlib.plan import PROFILES, Plan, explain
+from kitlib.planning import PROFILES, Plan, explain
 from kitlib.records import Measurement
 
 
@@ -106,9 +106,14 @@ class Experiment:
         envs = tuple(environments) if environments else tuple(self.default_envs)
         try:
             return Plan(
-                experiment=self.name, environments=envs, profile=profile,
+                experiment=self.name,
+                environments=envs,
+                profile=profile,
                 repetitions=self.repetitions[profile] if repetitions is None else repetitions,
-                params=params.model_dump(mode="json"), peer=peer, peer_host=peer_host, sut_address=sut_address,
+                params=params.model_dump(mode="json"),
+                peer=peer,
+                peer_host=peer_host,
+                sut_address=sut_address,
             )
         except ValidationError as error:
             raise explain(error, self.name) from None

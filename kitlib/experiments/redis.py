@@ -59,8 +59,21 @@ class RedisWorkload(Workload):
         port = env.layout.ports[0]
         env.start_service(
             "redis",
-            ["redis-server", "--port", str(port), "--bind", "0.0.0.0", "--protected-mode", "no",
-             "--save", "", "--appendonly", "no", "--dir", env.data_dir],
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "0.0.0.0",
+                "--protected-mode",
+                "no",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                env.data_dir,
+            ],
             ready_port=port,
         )
         self.target = env.address_for_peer(port, peer.host_address)
@@ -72,8 +85,22 @@ class RedisWorkload(Workload):
         host, port = self.target
         p = self.params
         peer.run(["redis-cli", "-h", host, "-p", str(port), "FLUSHALL"], timeout=60)
-        common = ["redis-benchmark", "-h", host, "-p", str(port), "-c", str(point["clients"]),
-                  "-n", str(p.requests), "-P", str(p.pipeline), "-r", str(p.keyspace), "--csv"]
+        common = [
+            "redis-benchmark",
+            "-h",
+            host,
+            "-p",
+            str(port),
+            "-c",
+            str(point["clients"]),
+            "-n",
+            str(p.requests),
+            "-P",
+            str(p.pipeline),
+            "-r",
+            str(p.keyspace),
+            "--csv",
+        ]
         timeout = 120 + p.requests / 2000
         set_out = peer.run([*common, "SET", "__rand_int__", "v" * p.value_size], timeout=timeout).output
         get_out = peer.run([*common, "GET", "__rand_int__"], timeout=timeout).output
@@ -85,8 +112,13 @@ class RedisWorkload(Workload):
 
     def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
         p = self.params
-        return {**point, "outstanding": point["clients"] * p.pipeline, "requests": p.requests,
-                "value_size": p.value_size, "key_length": KEY_LENGTH}
+        return {
+            **point,
+            "outstanding": point["clients"] * p.pipeline,
+            "requests": p.requests,
+            "value_size": p.value_size,
+            "key_length": KEY_LENGTH,
+        }
 
 
 def mix_of_phases(found: list[Measurement]) -> list[Measurement]:

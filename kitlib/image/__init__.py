@@ -44,8 +44,13 @@ def ensure_image(client, base: str = DEFAULT_BASE, *, notify=print) -> str:
         context.seek(0)
         try:
             client.images.build(
-                fileobj=context, custom_context=True, tag=tag, buildargs={"BASE": base_id},
-                rm=True, forcerm=True, labels={"org.kitlib.role": "benchmark-image"},
+                fileobj=context,
+                custom_context=True,
+                tag=tag,
+                buildargs={"BASE": base_id},
+                rm=True,
+                forcerm=True,
+                labels={"org.kitlib.role": "benchmark-image"},
             )
         except Exception as exc:  # docker.errors.BuildError carries the build log
             lines = [c.get("stream", "") for c in getattr(exc, "build_log", [])]
@@ -82,7 +87,10 @@ def _debootstrap_base(client) -> str:
     try:
         done = subprocess.run(
             ["debootstrap", "--variant=minbase", "bookworm", str(root), DEBIAN_MIRROR],
-            capture_output=True, text=True, timeout=900, check=False,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
         )
         if done.returncode != 0:
             raise EnvironmentUnavailable(f"debootstrap failed: {done.stderr[-1500:] or done.stdout[-1500:]}")

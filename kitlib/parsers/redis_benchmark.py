@@ -19,8 +19,16 @@ from kitlib.errors import ParseError
 from kitlib.records import Measurement
 
 TOOL = "redis-benchmark"
-CSV_HEADER = ["test", "rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms", "p95_latency_ms",
-              "p99_latency_ms", "max_latency_ms"]
+CSV_HEADER = [
+    "test",
+    "rps",
+    "avg_latency_ms",
+    "min_latency_ms",
+    "p50_latency_ms",
+    "p95_latency_ms",
+    "p99_latency_ms",
+    "max_latency_ms",
+]
 #: csv column -> (metric, unit, percentile or None)
 _COLUMNS = {
     "rps": ("throughput", "req/s", None),
@@ -42,7 +50,9 @@ def parse(text: str, source: str) -> list[Measurement]:
     if found:
         return [m for op, rps, p50 in found for m in _quiet_measurements(op, rps, p50, source)]
     failure = next((line for line in text.splitlines() if any(f in line for f in _FAILURES)), None)
-    raise ParseError(TOOL, source, f"the run failed: {failure.strip()}" if failure else "no CSV header and no summary line")
+    raise ParseError(
+        TOOL, source, f"the run failed: {failure.strip()}" if failure else "no CSV header and no summary line"
+    )
 
 
 def _parse_csv(text: str, source: str) -> list[Measurement]:
@@ -58,7 +68,7 @@ def _parse_csv(text: str, source: str) -> list[Measurement]:
     for row in body:
         if len(row) != len(header):
             raise ParseError(TOOL, source, f"row has {len(row)} fields, header {len(header)}: {row}")
-        fields = dict(zip(header, row))
+        fields = dict(zip(header, row, strict=True))
         op = fields["test"].split()[0].upper()
         for column, (metric, unit, percentile) in _COLUMNS.items():
             value = _number(fields[column], column, source)

@@ -53,8 +53,13 @@ class Plan(BaseModel):
     @property
     def digest(self) -> str:
         """Hash of everything that changes what is measured (not where the peer is)."""
-        payload = {"experiment": self.experiment, "environments": list(self.environments),
-                   "profile": self.profile, "repetitions": self.repetitions, "params": self.params}
+        payload = {
+            "experiment": self.experiment,
+            "environments": list(self.environments),
+            "profile": self.profile,
+            "repetitions": self.repetitions,
+            "params": self.params,
+        }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
     @property

@@ -1,0 +1,73 @@
+"""Shared fixtures: a real Docker engine, root for namespaces, and checks that nothing is left behind.
+
+Where a requirement is missing the test is skipped, unless KIT_REQUIRE names it (make test sets
+KIT_REQUIRE=docker,netns as root), in which case the missing requirement is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kitlib import naming
+
+REQUIRED = set(filter(None, os.environ.get("KIT_REQUIRE", "").split(",")))
+DATA = Path(__file__).parent / "data"
+
+
+def _missing(what: str, reason: str):
+    if what in REQUIRED:
+        pytest.fail(f"{what} is required here (KIT_REQUIRE) but unavailable: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    from kitlib.environments.docker import docker_client as connect
+    from kitlib.errors import EnvironmentUnavailable
+
+    try:
+        return connect()
+    except EnvironmentUnavailable as exc:
+        _missing("docker", str(exc))
+
+
+@pytest.fixture(scope="session")
+def root_netns():
+    if os.geteuid() != 0:
+        _missing("netns", "network namespaces need root")
+
+
+@pytest.fixture(scope="session")
+def bench_image(docker_client):
+    from kitlib.image import ensure_image
+
+    return ensure_image(docker_client)
+
+
+@pytest.fixture
+def isolated_dirs(tmp_path, monkeypatch):
+    """Results and figures of the test go to tmp_path, never into the project folders."""
+    results, figures = tmp_path / "results", tmp_path / "figures"
+    monkeypatch.setenv("KIT_RESULTS", str(results))
+    monkeypatch.setenv("KIT_FIGURES", str(figures))
+    return results, figures
+
+
+def leftovers(docker_client, pid: int | None = None) -> list[str]:
+    """Containers, volumes and namespaces of the kit (of one owning pid, if given)."""
+    found = []
+    for container in docker_client.containers.list(all=True, filters={"label": naming.LABEL_RUN}):
+        if pid is None or container.labels.get(naming.LABEL_PID) == str(pid):
+            found.append(f"container {container.name}")
+    for volume in docker_client.volumes.list(filters={"label": naming.LABEL_RUN}):
+        if pid is None or (volume.attrs.get("Labels") or {}).get(naming.LABEL_PID) == str(pid):
+            found.append(f"volume {volume.name}")
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    for name in netns:
+        if name.startswith(naming.PREFIX) and (pid is None or naming.owner_pid(name) == pid):
+            found.append(f"netns {name}")
+    return found

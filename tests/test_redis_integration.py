@@ -1,0 +1,104 @@
+"""The Redis experiment end to end: papermill, the real engine, the peer namespace, real redis."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pandas as pd
+import pytest
+
+import kitlib
+from kitlib import paths
+from kitlib.notebooks import execute
+
+from .conftest import leftovers
+
+pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
+
+ENVS = ["native", "docker-host-volume", "docker-nat-volume"]
+TINY = {"clients": [1, 8], "requests": 20000}
+
+
+def test_notebook_runs_all_three_environments_and_resumes(docker_client, root_netns, bench_image, isolated_dirs):
+    results, figures = isolated_dirs
+    output = results / "redis.ipynb"
+    parameters = {
+        "environments": ENVS,
+        "repetitions": 2,
+        "results_dir": str(results),
+        "figures_dir": str(figures),
+        **TINY,
+    }
+    execute(paths.notebooks_root() / "experiments" / "redis.ipynb", output, parameters)
+
+    plan = kitlib.plan("redis", environments=ENVS, repetitions=2, **TINY)
+    run_dir = results / "redis" / plan.run_id
+    records = pd.read_csv(run_dir / "records.csv")
+    assert set(records["env"]) == set(ENVS)
+    assert not (run_dir / "failures.csv").exists()
+    mix = records[(records["op"] == "mix") & (records["metric"] == "throughput")]
+    assert len(mix) == len(ENVS) * len(TINY["clients"]) * 2
+    assert (records["value"] > 0).all()
+    assert set(records["unit"]) == {"req/s", "us"}
+    assert set(mix["outstanding"]) == {10, 80}
+    assert (records["key_length"] == 12).all() and (records["value_size"] == 50).all()
+
+    provenance = json.loads((run_dir / "provenance.json").read_text())
+    session = provenance["sessions"][-1]
+    assert session["peer"]["kind"] == "netns" and session["peer"]["reaches_nat"] is True
+    assert set(session["environments"]) == set(ENVS)
+    assert session["environments"]["docker-nat-volume"]["published_ports"]
+    assert session["host"]["cpu"]["logical_cpus"] >= 1
+    assert session["host"]["kitlib"]["version"] == kitlib.__version__
+    assert "redis-server" in session["tool_versions"]["docker-host-volume"]
+    native_redis = session["tool_versions"]["native"]["redis-server"]
+    image_redis = session["tool_versions"]["docker-host-volume"]["redis-server"]
+    mismatch = [m for m in session["version_mismatches"] if m["package"] == "redis-server"]
+    assert bool(mismatch) == (native_redis != image_redis)
+    assert any(c["argv"][0] == "redis-benchmark" for c in session["commands"])
+    assert set(session["layout"]["sut_cpus"]).isdisjoint(session["layout"]["client_cpus"])
+    raw_files = list((run_dir / "raw").glob("*.txt"))
+    assert len(raw_files) == len(ENVS) * len(TINY["clients"]) * 2 * 2  # a SET and a GET output per unit
+
+    executed = nbformat.read(output, as_version=4)
+    assert any("injected-parameters" in c.metadata.get("tags", []) for c in executed.cells)
+    assert (figures / "redis-throughput-latency.png").stat().st_size > 10_000
+    assert (figures / "redis-throughput-latency.pdf").exists()
+
+    again = kitlib.run(plan, results_root=results, progress=False)
+    assert again.measured_units == 0 and again.skipped_units == len(ENVS) * 2 * 2
+    assert len(again.records) == len(records)
+    assert leftovers(docker_client) == []
+
+
+def test_nat_reached_through_dnat_not_docker_proxy(docker_client, root_netns, bench_image):
+    """From the peer namespace the published port is reached through Docker's DNAT rule, which counts it."""
+    import re
+    import subprocess
+
+    from kitlib import cpus, environments, naming
+    from kitlib.peer import NamespacePeer
+
+    def dnat_packets(host_port: int) -> int:
+        out = subprocess.run(
+            ["iptables", "-t", "nat", "-L", "DOCKER", "-v", "-n", "-x"], capture_output=True, text=True
+        ).stdout
+        return sum(
+            int(line.split()[0]) for line in out.splitlines() if re.search(rf"\bDNAT\b.*dpt:{host_port}\b", line)
+        )
+
+    run_label = naming.new_run_label()
+    layout = cpus.split(1, [16379])
+    with NamespacePeer(layout.client_cpus, run_label) as peer:
+        env = environments.create(
+            "docker-nat-volume", layout, run_label=run_label, peer_reaches_nat=True, image=bench_image
+        )
+        with env:
+            env.start_service("redis", ["redis-server", "--port", "16379", "--protected-mode", "no"], ready_port=16379)
+            host, port = env.address_for_peer(16379, peer.host_address)
+            assert host == peer.host_address and port != 16379
+            before = dnat_packets(port)
+            assert peer.run(["redis-cli", "-h", host, "-p", str(port), "PING"], timeout=30).output.strip() == "PONG"
+            assert dnat_packets(port) > before
+    assert leftovers(docker_client, __import__("os").getpid()) == []
