@@ -241,6 +241,15 @@ def make_peer(
     """The peer the plan asks for: `auto` picks a namespace where root allows, else loopback."""
     if kind == "auto":
         kind = "netns" if os.geteuid() == 0 else "loopback"
+        if kind == "loopback":
+            import warnings
+
+            warnings.warn(
+                "not root: the client runs on this host's loopback, not in a peer namespace; it crosses no "
+                "second network stack, and Docker NAT environments are refused (loopback reaches a published "
+                "port through docker-proxy, not NAT)",
+                stacklevel=2,
+            )
     if kind == "netns":
         return NamespacePeer(client_cpus, run_label)
     if kind == "loopback":
