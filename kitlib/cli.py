@@ -51,7 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--peer", default="auto", help="auto | netns | loopback | remote")
     run.add_argument("--peer-host", default=None, help="SSH host of a remote peer")
-    run.add_argument("--sut-address", default=None, help="this host's address as the remote peer sees it")
+    run.add_argument("--sut-address", default=None, help="the system under test's address as the peer reaches it")
+    run.add_argument("--sut-host", default=None, help="run `native` on this SSH host (user@host:port)")
+    run.add_argument("--ssh-key", default=None, help="private key for --sut-host / --peer-host")
+    run.add_argument("--known-hosts", default=None, help="known_hosts file pinning their host keys")
     run.add_argument("--no-notebook", action="store_true", help="run the plan directly, without papermill")
     run.set_defaults(func=cmd_run)
 
@@ -103,6 +106,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         peer=args.peer,
         peer_host=args.peer_host,
         sut_address=args.sut_address,
+        sut_host=args.sut_host,
+        ssh_key=args.ssh_key,
+        known_hosts=args.known_hosts,
         **overrides,
     )
     if args.no_notebook:

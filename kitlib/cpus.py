@@ -7,6 +7,8 @@ import warnings
 
 from kitlib.environments.base import Layout
 
+__all__ = ["Layout", "available_cpus", "split"]
+
 
 def available_cpus() -> list[int]:
     return sorted(os.sched_getaffinity(0))

@@ -83,14 +83,21 @@ class Peer(abc.ABC):
         }
 
 
-class LoopbackPeer(Peer):
-    """The client on this host's loopback: no second network stack, no NAT path."""
+class LocalPeer(Peer):
+    """The client on this machine: on loopback (no second network stack, no NAT path), or, when the
+    system under test is a remote host, the second machine itself."""
 
     kind = "loopback"
 
+    def __init__(self, client_cpus: Sequence[int], host_address: str = "127.0.0.1", *, remote_sut: bool = False):
+        super().__init__(client_cpus)
+        self._host_address = host_address
+        if remote_sut:
+            self.kind = "local"
+
     @property
     def host_address(self) -> str:
-        return "127.0.0.1"
+        return self._host_address
 
     def _execute(self, argv: list[str], timeout: float) -> tuple[int | None, str]:
         return run_bounded(argv, timeout=timeout)
@@ -167,10 +174,20 @@ class RemotePeer(Peer):
     kind = "remote"
     reaches_nat = True
 
-    def __init__(self, client_cpus: Sequence[int], host: str, sut_address: str):
+    def __init__(
+        self,
+        client_cpus: Sequence[int],
+        host: str,
+        sut_address: str,
+        *,
+        key_filename: str | None = None,
+        known_hosts: str | None = None,
+    ):
         super().__init__(client_cpus)
         self.host = host
         self.sut_address = sut_address
+        self.key_filename = key_filename
+        self.known_hosts = known_hosts
         self._connection = None
 
     @property
@@ -178,10 +195,9 @@ class RemotePeer(Peer):
         return self.sut_address
 
     def start(self) -> None:
-        from fabric import Connection
+        from kitlib import ssh
 
-        self._connection = Connection(self.host)
-        self._connection.open()
+        self._connection = ssh.connect(self.host, key_filename=self.key_filename, known_hosts=self.known_hosts)
 
     def stop(self) -> None:
         if self._connection is not None:
@@ -189,15 +205,9 @@ class RemotePeer(Peer):
             self._connection = None
 
     def _execute(self, argv: list[str], timeout: float) -> tuple[int | None, str]:
-        import shlex
+        from kitlib import ssh
 
-        from invoke.exceptions import CommandTimedOut
-
-        try:
-            result = self._connection.run(shlex.join(argv), hide=True, warn=True, timeout=timeout, pty=False)
-        except CommandTimedOut as exc:
-            return None, exc.result.stdout + exc.result.stderr
-        return result.exited, result.stdout + result.stderr
+        return ssh.run(self._connection, argv, timeout)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "host": self.host}
@@ -235,10 +245,12 @@ def _routed_networks() -> list[ipaddress.IPv4Network]:
     return nets
 
 
-def make_peer(
-    kind: str, client_cpus: Sequence[int], run_label: str, *, host: str | None = None, sut_address: str | None = None
-) -> Peer:
-    """The peer the plan asks for: `auto` picks a namespace where root allows, else loopback."""
+def make_peer(plan, client_cpus: Sequence[int], run_label: str) -> Peer:
+    """The peer the plan asks for: `auto` picks a namespace where root allows, else loopback; with a
+    remote system under test the client runs here, on the second machine."""
+    kind = plan.peer
+    if plan.sut_host:
+        return LocalPeer(client_cpus, plan.sut_address or _hostname_of(plan.sut_host), remote_sut=True)
     if kind == "auto":
         kind = "netns" if os.geteuid() == 0 else "loopback"
         if kind == "loopback":
@@ -253,9 +265,16 @@ def make_peer(
     if kind == "netns":
         return NamespacePeer(client_cpus, run_label)
     if kind == "loopback":
-        return LoopbackPeer(client_cpus)
+        return LocalPeer(client_cpus)
     if kind == "remote":
-        if not host or not sut_address:
+        if not plan.peer_host or not plan.sut_address:
             raise EnvironmentUnavailable("a remote peer needs peer_host and sut_address")
-        return RemotePeer(client_cpus, host, sut_address)
+        return RemotePeer(
+            client_cpus, plan.peer_host, plan.sut_address, key_filename=plan.ssh_key, known_hosts=plan.known_hosts
+        )
     raise EnvironmentUnavailable(f"unknown peer kind {kind!r}; known: auto, netns, loopback, remote")
+
+
+def _hostname_of(target: str) -> str:
+    """`user@host:port` -> host."""
+    return target.rpartition("@")[2].partition(":")[0]

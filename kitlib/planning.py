@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
@@ -31,6 +31,9 @@ class Plan(BaseModel):
     peer: Literal["auto", "netns", "loopback", "remote"] = "auto"
     peer_host: str | None = None
     sut_address: str | None = None
+    sut_host: str | None = None
+    ssh_key: str | None = None
+    known_hosts: str | None = None
 
     @field_validator("environments")
     @classmethod
@@ -42,6 +45,14 @@ class Plan(BaseModel):
         if len(set(labels)) != len(labels):
             raise ValueError(f"an environment is listed twice: {list(labels)}")
         return labels
+
+    @model_validator(mode="after")
+    def _remote_sut_is_native(self) -> Plan:
+        if self.sut_host:
+            others = [label for label in self.environments if parse_label(label).kind != "native"]
+            if others:
+                raise ValueError(f"a remote system under test (sut_host) runs `native` only, not {others}")
+        return self
 
     @field_validator("repetitions")
     @classmethod

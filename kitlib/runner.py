@@ -93,8 +93,10 @@ def _execute(
     sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
     ports = _free_ports(max(u.workload.ports_needed for u in todo))
     layout = cpus.split(sut_cores, ports)
+    if plan.sut_host:  # another machine: its CPUs are its own, the client may use all of this one's
+        layout = cpus.Layout(sut_cpus=[], client_cpus=cpus.available_cpus(), ports=ports)
     session["layout"] = {"sut_cpus": layout.sut_cpus, "client_cpus": layout.client_cpus, "ports": ports}
-    peer = make_peer(plan.peer, layout.client_cpus, run_label, host=plan.peer_host, sut_address=plan.sut_address)
+    peer = make_peer(plan, layout.client_cpus, run_label)
     try:
         with peer:
             session["peer"] = peer.describe()
@@ -131,6 +133,10 @@ def _run_environment(label, units, plan, store, peer, layout, run_label, session
         options: dict[str, Any] = {}
         if environments.parse_label(label).kind == "docker":
             options["image"] = image or _benchmark_image(base_image)
+        if plan.sut_host:
+            options.update(
+                host=plan.sut_host, address=plan.sut_address, key_filename=plan.ssh_key, known_hosts=plan.known_hosts
+            )
         env = environments.create(label, layout, run_label=run_label, peer_reaches_nat=peer.reaches_nat, **options)
         with env:
             session["environments"][label] = env.describe()

@@ -36,6 +36,10 @@ def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool
             "docker-proxy, not through NAT; a peer namespace (root) or a remote peer is needed"
         )
     cls = environment_class(spec.kind)
+    if spec.kind == "native" and kind_options.get("host"):
+        from kitlib.environments.remote import RemoteNativeEnvironment
+
+        cls = RemoteNativeEnvironment
     if spec.kind == "docker":
         kind_options.setdefault("image", None)
         if kind_options["image"] is None:

@@ -47,7 +47,11 @@ class ContainerService(Service):
             return 1
 
     def alive(self) -> bool:
-        return self._signal("0") == 0
+        try:
+            starting = self.container.exec_run(["test", "-e", self.pidfile]).exit_code != 0
+        except Exception:  # container gone
+            return False
+        return starting or self._signal("0") == 0
 
     def stop(self) -> None:
         if self._signal("TERM") != 0:

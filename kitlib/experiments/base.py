@@ -89,6 +89,9 @@ class Experiment:
         peer: str = "auto",
         peer_host: str | None = None,
         sut_address: str | None = None,
+        sut_host: str | None = None,
+        ssh_key: str | None = None,
+        known_hosts: str | None = None,
         **overrides: Any,
     ) -> Plan:
         """Validate everything and return the plan; nothing is started here."""
@@ -114,6 +117,9 @@ class Experiment:
                 peer=peer,
                 peer_host=peer_host,
                 sut_address=sut_address,
+                sut_host=sut_host,
+                ssh_key=ssh_key,
+                known_hosts=known_hosts,
             )
         except ValidationError as error:
             raise explain(error, self.name) from None

@@ -1,0 +1,116 @@
+"""`native` on a remote host over SSH (fabric), with pinned host keys; here the remote is an sshd on loopback."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import kitlib
+from kitlib.errors import EnvironmentUnavailable
+
+pytestmark = [pytest.mark.slow]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def sshd(tmp_path):
+    """A real sshd on 127.0.0.1 with its own host key and one authorized client key."""
+    binary = shutil.which("sshd") or "/usr/sbin/sshd"
+    if not Path(binary).exists() or not shutil.which("ssh-keygen"):
+        pytest.skip("openssh-server is not installed")
+    for name in ("host", "client"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
+    (tmp_path / "authorized_keys").write_text((tmp_path / "client.pub").read_text())
+    port = _free_port()
+    Path("/run/sshd").mkdir(exist_ok=True)
+    proc = subprocess.Popen(
+        [
+            binary,
+            "-D",
+            "-e",
+            "-p",
+            str(port),
+            "-o",
+            "ListenAddress=127.0.0.1",
+            "-h",
+            str(tmp_path / "host"),
+            "-o",
+            f"AuthorizedKeysFile={tmp_path / 'authorized_keys'}",
+            "-o",
+            "StrictModes=no",
+            "-o",
+            "PasswordAuthentication=no",
+            "-o",
+            f"PidFile={tmp_path / 'sshd.pid'}",
+            "-o",
+            "PermitRootLogin=yes",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    host_key = (tmp_path / "host.pub").read_text().split()
+    (tmp_path / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
+    (tmp_path / "empty_known_hosts").write_text("")
+    yield {
+        "target": f"root@127.0.0.1:{port}",
+        "key": str(tmp_path / "client"),
+        "known_hosts": str(tmp_path / "known_hosts"),
+        "empty": str(tmp_path / "empty_known_hosts"),
+    }
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_redis_on_a_remote_native_host(sshd, tmp_path):
+    plan = kitlib.plan(
+        "redis",
+        environments=["native"],
+        repetitions=1,
+        clients=[1, 4],
+        requests=5000,
+        sut_host=sshd["target"],
+        ssh_key=sshd["key"],
+        known_hosts=sshd["known_hosts"],
+    )
+    result = kitlib.run(plan, results_root=tmp_path / "results", progress=False)
+    assert result.failures.empty, result.failures.to_string()
+    mix = result.records[(result.records["op"] == "mix") & (result.records["metric"] == "throughput")]
+    assert sorted(mix["clients"]) == [1, 4] and (mix["value"] > 0).all()
+    import json
+
+    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    assert session["environments"]["native"]["remote_host"] == sshd["target"]
+    assert session["peer"]["kind"] == "local" and session["peer"]["host_address"] == "127.0.0.1"
+    left = subprocess.run(["pgrep", "-f", "redis-server --port"], capture_output=True, text=True).stdout
+    assert left == "", "the remote server must be stopped"
+    assert not list(Path("/var/tmp").glob(f"{session['run_label']}-native-*")), "remote scratch removed"
+
+
+def test_unknown_host_key_is_refused(sshd, tmp_path):
+    from kitlib import ssh
+
+    with pytest.raises(EnvironmentUnavailable, match="host keys are pinned"):
+        ssh.connect(sshd["target"], key_filename=sshd["key"], known_hosts=sshd["empty"])
+
+
+def test_remote_sut_accepts_native_only():
+    from kitlib.errors import PlanError
+
+    with pytest.raises(PlanError, match="runs `native` only"):
+        kitlib.plan("redis", environments=["native", "docker-host-volume"], sut_host="root@example:22")
