@@ -145,6 +145,15 @@ def version_mismatches(by_env: dict[str, dict[str, str]]) -> list[dict[str, Any]
     return found
 
 
+def describe_mismatch(item: dict[str, Any]) -> str:
+    """One line: `pkg differs between environments: 1.2 (native) vs 1.3 (docker-…, 2 more)`."""
+    by_version: dict[str, list[str]] = {}
+    for env, version in item["versions"].items():
+        by_version.setdefault(version, []).append(env)
+    parts = [f"{v} ({envs[0]}{f', {len(envs) - 1} more' if len(envs) > 1 else ''})" for v, envs in by_version.items()]
+    return f"{item['package']} differs between environments: " + " vs ".join(parts)
+
+
 def collect_host() -> dict[str, Any]:
     """Everything about this host, in one flat-ish dict."""
     return {

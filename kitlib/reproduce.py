@@ -17,7 +17,7 @@ ANALYSIS_NOTEBOOKS = ("statistics", "figures", "littles-law", "claims")
 
 
 def environments_for(default_envs, offered: dict[str, bool]) -> list[str]:
-    chosen = [label for label in default_envs if offered.get(label)]
+    chosen = [label for label in default_envs if offered.get(label.split("+")[0])]
     chosen += [label for label in VM_LABELS_WHEN_KVM if offered.get(label) and label not in chosen]
     return chosen
 
@@ -30,7 +30,7 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
     failures = 0
     for name in only or experiments.names():
         experiment = experiments.get(name)
-        envs = environments_for(experiment.default_envs, offered)
+        envs = environments_for(experiment.envs_for(), offered)
         if not envs:
             print(f"{name}: no environment available, skipped")
             continue

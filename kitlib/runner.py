@@ -7,6 +7,7 @@ start marks all its units failed with the reason.
 
 from __future__ import annotations
 
+import functools
 import socket
 import time
 import traceback
@@ -63,9 +64,13 @@ def run_plan(
         Unit(w, env, point, rep)
         for env in plan.environments
         for w in workloads
+        if w.applies_to(env)
         for point in w.points()
         for rep in range(plan.repetitions)
     ]
+    idle = [env for env in plan.environments if not any(u.env == env for u in units)]
+    if idle:
+        warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", stacklevel=2)
     todo = [u for u in units if store.unit_status(u.key) != "ok"]
     if todo:
         _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
@@ -123,7 +128,7 @@ def _execute(
             {k: v for k, v in session["tool_versions"].items() if k != "peer"}
         )
         for item in session["version_mismatches"]:
-            warnings.warn(f"{item['package']} differs between environments: {item['versions']}", stacklevel=2)
+            warnings.warn(provenance.describe_mismatch(item), stacklevel=2)
         session["finished"] = provenance.now()
         store.append_provenance(session)
 
@@ -184,7 +189,7 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore) -> None:
             env=unit.env,
             run_id=plan.run_id,
             repetition=unit.repetition,
-            params={**unit.workload.record_params(unit.point), **raw.facts},
+            params={**env.spec.options, **unit.workload.record_params(unit.point), **raw.facts},
         )
         info.update(
             _unit_commands(env, peer, mark), seconds=round(time.monotonic() - started, 3), finished=provenance.now()
@@ -199,6 +204,7 @@ def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
     return {"commands": env.commands[mark[0] :] + peer.commands[mark[1] :]}
 
 
+@functools.lru_cache(maxsize=4)
 def _benchmark_image(base_image: str) -> str:
     from kitlib.environments.docker import docker_client
     from kitlib.image import ensure_image

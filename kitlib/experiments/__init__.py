@@ -9,6 +9,7 @@ from kitlib.experiments.base import Experiment
 
 _MODULES = {
     "redis": "kitlib.experiments.redis",
+    "latency": "kitlib.experiments.latency",
 }
 
 

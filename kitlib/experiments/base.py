@@ -64,6 +64,11 @@ class Workload(abc.ABC):
             found.extend(parse(text, f"{source}.{name}.txt"))
         return found + list(raw.extra)
 
+    def applies_to(self, env_label: str) -> bool:
+        """Whether this workload runs in that environment (an experiment may hold workloads for
+        different environment sets, e.g. a CPU-quota sweep and a bridge comparison)."""
+        return True
+
     def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
         """Columns recorded with every measurement of a point."""
         return dict(point)
@@ -77,7 +82,8 @@ class Experiment:
     notebook: str
     params_model: type[BaseModel]
     profiles: dict[str, dict[str, Any]]
-    default_envs: Sequence[str]
+    #: the environments run when none are named; a function of the parameters where they decide it
+    default_envs: Sequence[str] | Callable[[Any], Sequence[str]]
     make_workloads: Callable[[Any], list[Workload]]
     repetitions: dict[str, int] = field(default_factory=lambda: {"quick": 3, "standard": 5, "paper": 10})
 
@@ -106,7 +112,7 @@ class Experiment:
             params = self.params_model(**{**self.profiles[profile], **given})
         except ValidationError as error:
             raise explain(error, f"{self.name} ({profile} profile)") from None
-        envs = tuple(environments) if environments else tuple(self.default_envs)
+        envs = tuple(environments) if environments else tuple(self.envs_for(params))
         try:
             return Plan(
                 experiment=self.name,
@@ -123,6 +129,12 @@ class Experiment:
             )
         except ValidationError as error:
             raise explain(error, self.name) from None
+
+    def envs_for(self, params: BaseModel | None = None) -> list[str]:
+        """Default environments (for the quick profile's parameters when none are given)."""
+        if callable(self.default_envs):
+            return list(self.default_envs(params or self.params_model(**self.profiles["quick"])))
+        return list(self.default_envs)
 
     def workloads(self, plan: Plan) -> list[Workload]:
         return self.make_workloads(self.params_model(**plan.params))

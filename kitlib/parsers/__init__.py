@@ -19,6 +19,7 @@ Parser = Callable[[str, str], list[Measurement]]
 #: tool name -> module that defines `parse(text, source)`.
 _MODULES = {
     "redis-benchmark": "kitlib.parsers.redis_benchmark",
+    "kit-rr": "kitlib.parsers.rr",
 }
 
 

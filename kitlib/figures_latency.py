@@ -1,0 +1,73 @@
+"""Figures of the latency study, named after its figures: DataFrames in, Figures out."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kitlib.plots import _style
+
+
+def latency_cdf(df: pd.DataFrame, workload: str = "shares"):
+    """Fig. 1: the round-trip latency CDF per environment, from the recorded percentiles."""
+    import matplotlib.pyplot as plt
+
+    rows = df[(df["workload"] == workload) & (df["metric"] == "latency_percentile")]
+    fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
+    for env, group in rows.groupby("env"):
+        curve = group.groupby("percentile")["value"].mean().sort_index()
+        ax.plot(curve.values, curve.index / 100.0, label=env, **_style(env))
+    ax.set_xlabel("round-trip latency (µs)")
+    ax.set_ylabel("CDF")
+    ax.set_title("Latency CDF, bare metal vs Docker CPU shares (Fig. 1)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def slow_requests_vs_quota(table: pd.DataFrame, unthrottled_utilization: float | None = None):
+    """Fig. 2: requests slower than 1 ms and the p99 against the CPU quota."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4), constrained_layout=True)
+    ax.plot(table["quota"], table["slow_requests"], marker="o", color="#d62728", label="requests > 1 ms")
+    ax.set_xlabel("--cpu-quota (µs per 10 ms period)")
+    ax.set_ylabel("requests > 1 ms")
+    right = ax.twinx()
+    right.plot(table["quota"], table["latency_p99"], marker="s", color="#1f77b4", label="p99 (µs)")
+    right.set_ylabel("p99 latency (µs)")
+    right.set_yscale("log")
+    if unthrottled_utilization is not None:
+        period = float(table["period"].iloc[0])
+        ax.axvline(
+            unthrottled_utilization / 100.0 * period,
+            color="grey",
+            linestyle=":",
+            label=f"server CPU use × period ({unthrottled_utilization:.0f}%)",
+        )
+    ax.set_title("Requests over 1 ms vs CPU quota (Fig. 2)")
+    lines = ax.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
+    return fig
+
+
+def bridge_vs_host(df: pd.DataFrame):
+    """Fig. 3: mean latency against message size, host network vs bridge, per direction."""
+    import matplotlib.pyplot as plt
+
+    rows = df[(df["workload"] == "bridge") & (df["metric"] == "latency_mean")]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True, sharey=True)
+    for ax, direction in zip(axes, ("server_receives", "server_sends"), strict=True):
+        part = rows[rows["direction"] == direction]
+        for env, group in part.groupby("env"):
+            stats = group.groupby("size_kb")["value"].agg(["mean", "std"]).reset_index()
+            ax.errorbar(
+                stats["size_kb"], stats["mean"], yerr=stats["std"].fillna(0), capsize=3, label=env, **_style(env)
+            )
+        ax.set_title(direction.replace("_", " "))
+        ax.set_xlabel("message size (KB)")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("mean round-trip latency (µs)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Host network vs bridge with port mapping (Fig. 3)")
+    return fig

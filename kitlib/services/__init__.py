@@ -1,0 +1,16 @@
+"""Small programs the kit ships into environments (passed as `python3 -c SOURCE`, so every kind of
+environment can run them without copying files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def source(name: str) -> str:
+    """The source text of a shipped program, e.g. `rr` for the request-response service."""
+    return (Path(__file__).parent / f"{name}.py").read_text()
+
+
+def command(name: str, *args: object) -> list[str]:
+    """argv that runs the program `name` with `args` under python3 in any environment."""
+    return ["python3", "-c", source(name), *map(str, args)]

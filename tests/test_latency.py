@@ -1,0 +1,134 @@
+"""The latency study: the request-response service, its parser, the analysis, and a quick papermill run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+import kitlib
+from kitlib import latency_analysis, parsers, paths, services
+from kitlib.errors import ParseError, PlanError
+from kitlib.notebooks import execute
+
+from .conftest import DATA, leftovers
+
+
+def test_parser_on_a_real_client_output():
+    found = {
+        (m.metric, m.dims.get("percentile")): m.value
+        for m in parsers.parse_file("kit-rr", DATA / "kit-rr" / "loopback-500.txt")
+    }
+    assert found[("requests", None)] == 500
+    assert found[("latency_mean", None)] == pytest.approx(90.21724)
+    assert found[("latency_median", None)] == pytest.approx(83.92)
+    assert found[("slow_requests", None)] == 2
+    assert found[("server_cpu_utilization", None)] == pytest.approx(56.8131, rel=1e-4)
+    assert found[("latency_percentile", 50.0)] == pytest.approx(found[("latency_median", None)])
+
+
+def test_parser_refuses_truncated_and_garbage(tmp_path):
+    text = (DATA / "kit-rr" / "loopback-500.txt").read_text()
+    cut = tmp_path / "cut.txt"
+    cut.write_text(text[: len(text) // 2])
+    with pytest.raises(ParseError, match="kit-rr.*cut.txt.*truncated"):
+        parsers.parse_file("kit-rr", cut)
+    lying = tmp_path / "lying.txt"
+    lying.write_text(text.replace("requests=500", "requests=600"))
+    with pytest.raises(ParseError, match="500 latencies for 600 requests"):
+        parsers.parse_file("kit-rr", lying)
+
+
+def test_service_does_real_work_per_request():
+    """More server work per request shows up as server CPU time and as latency."""
+    server = subprocess.Popen(
+        services.command("rr", "server", 17931),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        executable=sys.executable,
+    )
+    try:
+        time.sleep(0.5)
+        results = {}
+        for work in (0, 2000):
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    services.source("rr"),
+                    "client",
+                    "127.0.0.1",
+                    "17931",
+                    "300",
+                    "100",
+                    "200",
+                    str(work),
+                    "20",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout
+            results[work] = {m.metric: m.value for m in parsers.get("kit-rr")(out, "client") if not m.dims}
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert results[2000]["latency_mean"] > results[0]["latency_mean"] + 100
+    assert results[2000]["server_cpu_utilization"] > results[0]["server_cpu_utilization"]
+
+
+def test_bad_parameters():
+    with pytest.raises(PlanError, match="quotas must be at least 1000"):
+        kitlib.plan("latency", quotas=[500, 2000])
+    with pytest.raises(PlanError, match="known parts: shares, quota, bridge"):
+        kitlib.plan("latency", parts=["cpu"])
+    plan = kitlib.plan("latency", parts=["quota"], quotas=[2000, 8000])
+    assert plan.environments == ("docker-host-volume+period10000+quota2000", "docker-host-volume+period10000+quota8000")
+
+
+def test_bridge_fit_tells_offset_from_proportion():
+    sizes = [1, 10, 30, 50, 70, 100]
+    fixed = pd.DataFrame({"size_kb": sizes * 2, "difference_us": [30.0, 31, 29, 30.5, 29.5, 30] * 2})
+    proportional = pd.DataFrame({"size_kb": sizes * 2, "difference_us": [1.0 * s + 0.5 for s in sizes] * 2})
+    assert latency_analysis.bridge_fit(fixed).verdict == "fixed offset"
+    assert latency_analysis.bridge_fit(fixed).offset_us == pytest.approx(30.0, abs=0.5)
+    assert latency_analysis.bridge_fit(proportional).verdict == "proportional to size"
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.netns
+def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dirs):
+    results, figures = isolated_dirs
+    parameters = {
+        "results_dir": str(results),
+        "figures_dir": str(figures),
+        "repetitions": 1,
+        "requests": 1500,
+        "quotas": [1000, 10000],
+        "sizes_kb": [1, 64],
+        "work": 200,
+    }
+    execute(paths.notebooks_root() / "experiments" / "latency.ipynb", results / "latency.ipynb", parameters)
+    records = pd.read_csv(next(results.glob("latency/*/records.csv")))
+    assert set(records["workload"]) == {"shares", "quota", "bridge"}
+    assert set(records["env"]) == {
+        "native",
+        "docker-host-volume+shares1024",
+        "docker-host-volume+period10000+quota1000",
+        "docker-host-volume+period10000+quota10000",
+        "docker-host-volume",
+        "docker-nat-volume",
+    }
+    quota = latency_analysis.quota_table(records)
+    # a 10% quota caps the server's CPU near 10%; the full period does not
+    assert quota.iloc[0]["server_cpu_utilization"] < 15
+    assert quota.iloc[0]["latency_p99"] > quota.iloc[1]["latency_p99"]
+    assert set(records.loc[records["workload"] == "quota", "quota"]) == {1000, 10000}
+    for name in ("latency-fig1-cdf-shares", "latency-fig2-quota", "latency-fig3-bridge"):
+        assert (figures / f"{name}.png").exists()
+    assert leftovers(docker_client) == []
