@@ -71,3 +71,38 @@ def bridge_vs_host(df: pd.DataFrame):
     axes[0].legend(fontsize=8)
     fig.suptitle("Host network vs bridge with port mapping (Fig. 3)")
     return fig
+
+
+def storage_operations(df: pd.DataFrame):
+    """Figs. 4–6: write latency by size, open latency, copy-up by file size, listing time by layers."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8), constrained_layout=True)
+    panels = (
+        ("storage", "write", "size_kb", "write + flush, size (KB)", "Fig. 4: write"),
+        ("storage", "open", "env", "", "Fig. 5: open + close"),
+        ("copy_up", "copy_up", "size_mb", "lower-layer file size (MB)", "first write (copy-up)"),
+        ("layers", "walk", "layers", "image layers", "Fig. 6: recursive listing"),
+    )
+    for ax, (workload, operation, x, xlabel, title) in zip(axes, panels, strict=True):
+        rows = df[(df["workload"] == workload) & (df["metric"] == "latency_mean") & (df["operation"] == operation)]
+        if x == "env":
+            stats = rows.groupby("env")["value"].agg(["mean", "std"])
+            ax.bar(
+                stats.index,
+                stats["mean"],
+                yerr=stats["std"].fillna(0),
+                capsize=3,
+                color=[_style(e)["color"] for e in stats.index],
+            )
+            ax.tick_params(axis="x", labelrotation=15)
+        else:
+            for env, group in rows.groupby("env"):
+                stats = group.groupby(x)["value"].agg(["mean", "std"]).reset_index()
+                ax.errorbar(stats[x], stats["mean"], yerr=stats["std"].fillna(0), capsize=3, label=env, **_style(env))
+            ax.set_xlabel(xlabel)
+            ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=10)
+        ax.set_ylabel("mean latency (µs)")
+        ax.grid(True, alpha=0.3)
+    return fig

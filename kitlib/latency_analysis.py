@@ -97,3 +97,62 @@ def bridge_fit(table: pd.DataFrame) -> BridgeFit | None:
         slope_ci=(float(fit.slope - t * fit.stderr), float(fit.slope + t * fit.stderr)),
         n=n,
     )
+
+
+def storage_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean, median and p99 per operation and size, overlay beside volume, with the overlay/volume ratio."""
+    rows = df[df["workload"].isin(["storage", "copy_up"]) & df["metric"].isin(SUMMARY)]
+    if rows.empty:
+        return pd.DataFrame()
+    rows = rows.assign(
+        size=rows.get("size_kb", pd.Series(index=rows.index, dtype=float)).fillna(0).astype(float)
+        + 1024 * rows.get("size_mb", pd.Series(index=rows.index, dtype=float)).fillna(0).astype(float)
+    )
+    table = rows.pivot_table(index=["operation", "size", "metric"], columns="env", values="value", aggfunc="mean")
+    if {"docker-host-overlay", "docker-host-volume"} <= set(table.columns):
+        table["overlay_over_volume"] = table["docker-host-overlay"] / table["docker-host-volume"]
+    return table.reset_index().rename(columns={"size": "size_kb"})
+
+
+@dataclass(frozen=True)
+class LineFit:
+    """y ≈ intercept + slope × x with 95% intervals and the share of variance explained."""
+
+    intercept: float
+    slope: float
+    slope_ci: tuple[float, float]
+    r_squared: float
+    n: int
+
+    @property
+    def slope_significant(self) -> bool:
+        return self.n > 2 and (self.slope_ci[0] > 0 or self.slope_ci[1] < 0)
+
+
+def line_fit(x, y) -> LineFit | None:
+    from scipy import stats
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2 or len(set(x)) < 2:
+        return None
+    fit = stats.linregress(x, y)
+    t = stats.t.ppf(0.975, len(x) - 2) if len(x) > 2 else np.nan
+    return LineFit(
+        float(fit.intercept),
+        float(fit.slope),
+        (float(fit.slope - t * fit.stderr), float(fit.slope + t * fit.stderr)),
+        float(fit.rvalue**2),
+        len(x),
+    )
+
+
+def walk_fit(df: pd.DataFrame) -> LineFit | None:
+    """Recursive-listing time (mean of each run, µs) against the number of image layers."""
+    rows = df[(df["workload"] == "layers") & (df["metric"] == "latency_mean")]
+    return None if rows.empty else line_fit(rows["layers"], rows["value"])
+
+
+def copy_up_fit(df: pd.DataFrame) -> LineFit | None:
+    """First-write time on overlay (µs) against the size of the lower-layer file (MB)."""
+    rows = df[(df["workload"] == "copy_up") & (df["metric"] == "latency_mean") & (df["env"] == "docker-host-overlay")]
+    return None if rows.empty else line_fit(rows["size_mb"], rows["value"])

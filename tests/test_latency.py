@@ -84,8 +84,10 @@ def test_service_does_real_work_per_request():
 def test_bad_parameters():
     with pytest.raises(PlanError, match="quotas must be at least 1000"):
         kitlib.plan("latency", quotas=[500, 2000])
-    with pytest.raises(PlanError, match="known parts: shares, quota, bridge"):
+    with pytest.raises(PlanError, match="known parts: shares, quota, bridge, storage"):
         kitlib.plan("latency", parts=["cpu"])
+    with pytest.raises(PlanError, match="layer counts must be between 1 and 100"):
+        kitlib.plan("latency", layers=[0])
     plan = kitlib.plan("latency", parts=["quota"], quotas=[2000, 8000])
     assert plan.environments == ("docker-host-volume+period10000+quota2000", "docker-host-volume+period10000+quota8000")
 
@@ -115,7 +117,7 @@ def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dir
     }
     execute(paths.notebooks_root() / "experiments" / "latency.ipynb", results / "latency.ipynb", parameters)
     records = pd.read_csv(next(results.glob("latency/*/records.csv")))
-    assert set(records["workload"]) == {"shares", "quota", "bridge"}
+    assert set(records["workload"]) == {"shares", "quota", "bridge", "storage", "copy_up", "layers"}
     assert set(records["env"]) == {
         "native",
         "docker-host-volume+shares1024",
@@ -123,12 +125,17 @@ def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dir
         "docker-host-volume+period10000+quota10000",
         "docker-host-volume",
         "docker-nat-volume",
+        "docker-host-overlay",
     }
+    copy_up = records[(records["workload"] == "copy_up") & (records["metric"] == "latency_mean")]
+    by_env = copy_up.groupby("env")["value"].mean()
+    assert by_env["docker-host-overlay"] > by_env["docker-host-volume"]  # a copy of >= 1 MB vs none
+    assert set(records.loc[records["workload"] == "layers", "env"]) == {"docker-host-overlay"}
     quota = latency_analysis.quota_table(records)
     # a 10% quota caps the server's CPU near 10%; the full period does not
     assert quota.iloc[0]["server_cpu_utilization"] < 15
     assert quota.iloc[0]["latency_p99"] > quota.iloc[1]["latency_p99"]
     assert set(records.loc[records["workload"] == "quota", "quota"]) == {1000, 10000}
-    for name in ("latency-fig1-cdf-shares", "latency-fig2-quota", "latency-fig3-bridge"):
+    for name in ("latency-fig1-cdf-shares", "latency-fig2-quota", "latency-fig3-bridge", "latency-fig4-6-storage"):
         assert (figures / f"{name}.png").exists()
     assert leftovers(docker_client) == []

@@ -10,6 +10,10 @@ effect appears only when the server uses CPU.
           below the server's CPU utilization × period (Table 2, Fig. 2)
 - bridge: host network vs bridge with a published port, message sizes 1–100 KB, the server
           receiving and sending (Fig. 3)
+- storage: the container's overlay filesystem vs a volume: writes of 1–100 KB each followed by
+          flush() (Fig. 4), open+close of one file (Fig. 5), the first write to an existing
+          lower-layer file (copy-up) against its size, and a recursive listing as the number of
+          image layers grows, each layer replacing a tree (Fig. 6); the images are built by the kit
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from kitlib.environments.labels import parse_label
 from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.peer import Peer
 
-PARTS = ("shares", "quota", "bridge")
+PARTS = ("shares", "quota", "bridge", "storage")
 BRIDGE_ENVS = ("docker-host-volume", "docker-nat-volume")
+STORAGE_ENVS = ("docker-host-overlay", "docker-host-volume")
 
 
 class LatencyParams(BaseModel):
@@ -39,6 +44,13 @@ class LatencyParams(BaseModel):
     period: int = Field(10_000, ge=1000, le=1_000_000)
     quotas: list[int] = Field(description="--cpu-quota values swept (µs per period)")
     sizes_kb: list[int] = Field(description="message sizes for the bridge part (KB)")
+    write_sizes_kb: list[int] = Field(description="write sizes for the storage part (KB)")
+    file_operations: int = Field(description="writes or opens per storage point", ge=10, le=10_000_000)
+    copyup_sizes_mb: list[int] = Field(description="sizes of lower-layer files written once (MB)")
+    layers: list[int] = Field(description="image layer counts for the recursive listing")
+    tree_files: int = Field(description="files in the tree each layer adds", ge=1, le=1_000_000)
+    tree_file_kb: int = Field(4, ge=1, le=10_240)
+    walks: int = Field(5, description="recursive listings per point", ge=1, le=1000)
 
     @field_validator("parts")
     @classmethod
@@ -53,6 +65,20 @@ class LatencyParams(BaseModel):
     def _quotas(cls, value: list[int]) -> list[int]:
         if not value or any(q < 1000 for q in value):
             raise ValueError(f"quotas must be at least 1000 µs (the kernel's minimum), got {value}")
+        return sorted(set(value))
+
+    @field_validator("layers")
+    @classmethod
+    def _layers(cls, value: list[int]) -> list[int]:
+        if not value or any(k < 1 or k > 100 for k in value):
+            raise ValueError(f"layer counts must be between 1 and 100, got {value}")
+        return sorted(set(value))
+
+    @field_validator("copyup_sizes_mb", "write_sizes_kb")
+    @classmethod
+    def _positive_sizes(cls, value: list[int]) -> list[int]:
+        if not value or any(s < 1 or s > 4096 for s in value):
+            raise ValueError(f"sizes must be between 1 and 4096, got {value}")
         return sorted(set(value))
 
     @field_validator("sizes_kb")
@@ -133,6 +159,131 @@ class BridgeWorkload(RequestResponse):
         return self.exchange(peer, 1, size)
 
 
+class FileWorkload(Workload):
+    """Writes and opens on the storage under test (overlay or volume), timed inside the environment."""
+
+    name = "storage"
+    tool = "kit-fileops"
+
+    def applies_to(self, env_label: str) -> bool:
+        return env_label in STORAGE_ENVS
+
+    def points(self) -> list[dict[str, Any]]:
+        writes = [{"operation": "write", "size_kb": size} for size in self.params.write_sizes_kb]
+        return writes + [{"operation": "open", "size_kb": 0}]
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        count = self.params.file_operations
+        if point["operation"] == "write":
+            args = ("write", env.data_dir, point["size_kb"] * 1024, count)
+        else:
+            args = ("open", env.data_dir, count)
+        output = env.run(services.command("fileops", *args), timeout=600).output
+        return RawResult(outputs={"fileops": output})
+
+
+class ImageLayerWorkload(Workload):
+    """What only image layers show, each point in a fresh short-lived container of an image the kit
+    builds on the benchmark image (cached by content), so every copy-up is a first write."""
+
+    tool = "kit-fileops"
+
+    def _once(self, env: Environment, image: str, command: list[str]) -> str:
+        from kitlib import naming
+        from kitlib.errors import CommandFailed
+
+        labels = naming.docker_labels(env.run_label)
+        volume = env.client.volumes.create(labels=labels) if env.spec.storage == "volume" else None
+        container = env.client.containers.create(
+            image,
+            command=command,
+            labels=labels,
+            network_mode="none",
+            cpuset_cpus=",".join(map(str, env.layout.sut_cpus)),
+            volumes={volume.name: {"bind": "/data", "mode": "rw"}} if volume else {},
+        )
+        try:
+            container.start()
+            status = container.wait(timeout=600)
+            output = container.logs().decode(errors="replace")
+            if status.get("StatusCode") != 0:
+                raise CommandFailed(env.label, command[:2] + ["…"], status.get("StatusCode"), output)
+            return output
+        finally:
+            container.remove(force=True)
+            if volume is not None:
+                volume.remove(force=True)
+
+
+class CopyUpWorkload(ImageLayerWorkload):
+    """The first write to an existing file of the image (overlay copies it up) vs the same file on a volume."""
+
+    name = "copy_up"
+
+    def __init__(self, params: LatencyParams):
+        super().__init__(params)
+        self.image: str | None = None
+
+    def applies_to(self, env_label: str) -> bool:
+        return env_label in STORAGE_ENVS
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"operation": "copy_up", "size_mb": size} for size in self.params.copyup_sizes_mb]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        from kitlib.image import ensure_derived
+
+        sizes = self.params.copyup_sizes_mb
+        make = "mkdir -p /opt/copyup && cd /opt/copyup && " + " && ".join(
+            f"head -c {size}M /dev/urandom > f{size}" for size in sizes
+        )
+        self.image = ensure_derived(env.client, env.image, [make], "kitlib/copyup")
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        target = f"/opt/copyup/f{point['size_mb']}"
+        if env.spec.storage == "overlay":
+            command = services.command("fileops", "copyup", target)
+        else:  # the same file copied onto the volume first: a first write with no copy-up
+            copy = ["sh", "-c", f'cp {target} /data/ && sync && exec "$@"', "sh"]
+            command = copy + services.command("fileops", "copyup", f"/data/f{point['size_mb']}")
+        return RawResult(outputs={"fileops": self._once(env, self.image, command)})
+
+
+class LayerWalkWorkload(ImageLayerWorkload):
+    """A recursive listing of a tree that each of k image layers replaced (the study's `ls -R`)."""
+
+    name = "layers"
+
+    def __init__(self, params: LatencyParams):
+        super().__init__(params)
+        self.images: dict[int, str] = {}
+
+    def applies_to(self, env_label: str) -> bool:
+        return env_label == "docker-host-overlay"
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"operation": "walk", "layers": k} for k in self.params.layers]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        from kitlib.image import ensure_derived
+
+        p = self.params
+        tree = (
+            "rm -rf /home/tree && mkdir -p /home/tree && cd /home/tree && for d in $(seq 20); do mkdir d$d; done"
+            f" && for i in $(seq {p.tree_files}); do head -c {p.tree_file_kb}K /dev/zero > d$((i % 20 + 1))/f$i;"
+            " done"
+        )
+        for k in p.layers:
+            self.images[k] = ensure_derived(env.client, env.image, [tree] * k, "kitlib/layers")
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        command = services.command("fileops", "walk", "/home/tree", self.params.walks)
+        return RawResult(outputs={"fileops": self._once(env, self.images[point["layers"]], command)})
+
+    def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        return {**point, "tree_files": self.params.tree_files, "tree_file_kb": self.params.tree_file_kb}
+
+
 def environments(params: LatencyParams) -> list[str]:
     """The environments the chosen parts need, in the kit's label vocabulary."""
     envs: list[str] = []
@@ -142,12 +293,19 @@ def environments(params: LatencyParams) -> list[str]:
         envs += [f"docker-host-volume+period{params.period}+quota{q}" for q in params.quotas]
     if "bridge" in params.parts:
         envs += [e for e in BRIDGE_ENVS if e not in envs]
+    if "storage" in params.parts:
+        envs += [e for e in STORAGE_ENVS if e not in envs]
     return envs
 
 
 def workloads(params: LatencyParams) -> list[Workload]:
-    chosen = {"shares": SharesWorkload, "quota": QuotaWorkload, "bridge": BridgeWorkload}
-    return [chosen[part](params) for part in PARTS if part in params.parts]
+    chosen = {
+        "shares": [SharesWorkload],
+        "quota": [QuotaWorkload],
+        "bridge": [BridgeWorkload],
+        "storage": [FileWorkload, CopyUpWorkload, LayerWalkWorkload],
+    }
+    return [cls(params) for part in PARTS if part in params.parts for cls in chosen[part]]
 
 
 EXPERIMENT = Experiment(
@@ -160,18 +318,33 @@ EXPERIMENT = Experiment(
             "max_seconds": 20,
             "quotas": [1000, 2000, 3000, 4000, 6000, 10000],
             "sizes_kb": [1, 10, 50, 100],
+            "write_sizes_kb": [1, 10, 100],
+            "file_operations": 2000,
+            "copyup_sizes_mb": [1, 16, 64],
+            "layers": [1, 2, 4, 8],
+            "tree_files": 400,
         },
         "standard": {
             "requests": 100_000,
             "max_seconds": 120,
             "quotas": [1000, 1500, 2000, 2500, 3000, 4000, 5000, 7000, 10000],
             "sizes_kb": [1, 10, 30, 50, 70, 100],
+            "write_sizes_kb": [1, 4, 10, 30, 50, 70, 100],
+            "file_operations": 10_000,
+            "copyup_sizes_mb": [1, 16, 64],
+            "layers": [1, 2, 4, 8, 16],
+            "tree_files": 2000,
         },
         "paper": {
             "requests": 1_000_000,
             "max_seconds": 900,
             "quotas": [1000, 1500, 2000, 2500, 3000, 4000, 5000, 7000, 10000],
             "sizes_kb": [1, 10, 30, 50, 70, 100],
+            "write_sizes_kb": [1, 4, 10, 30, 50, 70, 100],
+            "file_operations": 10_000,
+            "copyup_sizes_mb": [1, 16, 64, 256],
+            "layers": [1, 2, 4, 8, 16, 32],
+            "tree_files": 13_000,
         },
     },
     default_envs=environments,

@@ -38,24 +38,44 @@ def ensure_image(client, base: str = DEFAULT_BASE, *, notify=print) -> str:
         if _exists(client, tag):
             return tag
         notify(f"building the benchmark image {tag} (FROM {base}) …")
-        context = io.BytesIO()
-        with tarfile.open(fileobj=context, mode="w") as tar:
-            tar.add(DOCKERFILE, arcname="Dockerfile")
-        context.seek(0)
-        try:
-            client.images.build(
-                fileobj=context,
-                custom_context=True,
-                tag=tag,
-                buildargs={"BASE": base_id},
-                rm=True,
-                forcerm=True,
-                labels={"org.kitlib.role": "benchmark-image"},
-            )
-        except Exception as exc:  # docker.errors.BuildError carries the build log
-            lines = [c.get("stream", "") for c in getattr(exc, "build_log", [])]
-            raise EnvironmentUnavailable(f"building {tag} failed: {exc}\n{''.join(lines)[-2000:]}") from exc
+        _build(client, DOCKERFILE.read_text(), tag, {"BASE": base_id}, "benchmark-image")
         return tag
+
+
+def ensure_derived(client, parent: str, steps: list[str], repository: str, *, notify=print) -> str:
+    """An image FROM `parent` adding one layer per RUN step, cached by the parent id and the steps."""
+    parent_id = client.images.get(parent).id
+    digest = hashlib.sha256("\n".join([parent_id, *steps]).encode()).hexdigest()[:12]
+    tag = f"{repository}:{digest}"
+    with _build_lock():
+        if not _exists(client, tag):
+            notify(f"building {tag} ({len(steps)} layer(s) on {parent}) …")
+            dockerfile = "\n".join([f"FROM {parent_id}", *(f"RUN {step}" for step in steps)]) + "\n"
+            _build(client, dockerfile, tag, {}, "derived-image")
+    return tag
+
+
+def _build(client, dockerfile: str, tag: str, buildargs: dict[str, str], role: str) -> None:
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as tar:
+        data = dockerfile.encode()
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    context.seek(0)
+    try:
+        client.images.build(
+            fileobj=context,
+            custom_context=True,
+            tag=tag,
+            buildargs=buildargs,
+            rm=True,
+            forcerm=True,
+            labels={"org.kitlib.role": role},
+        )
+    except Exception as exc:  # docker.errors.BuildError carries the build log
+        lines = [c.get("stream", "") for c in getattr(exc, "build_log", [])]
+        raise EnvironmentUnavailable(f"building {tag} failed: {exc}\n{''.join(lines)[-2000:]}") from exc
 
 
 def image_digest(base_id: str) -> str:

@@ -20,6 +20,7 @@ Parser = Callable[[str, str], list[Measurement]]
 _MODULES = {
     "redis-benchmark": "kitlib.parsers.redis_benchmark",
     "kit-rr": "kitlib.parsers.rr",
+    "kit-fileops": "kitlib.parsers.fileops",
 }
 
 
