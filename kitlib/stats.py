@@ -1,0 +1,161 @@
+"""Statistics across runs: summaries, overhead ratios with intervals and tests, empirical CDFs.
+
+Error bars in figures are the standard deviation (as in the paper); intervals are 95%. A
+comparison can come out "not significant" or "not comparable" (too few runs, different units):
+those are results, not errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+ALPHA = 0.05
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20140721  # fixed, so a rerun of the analysis gives the same intervals
+
+
+def summarize(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per configuration: n, mean, std (ddof=1), median, min, max, 95% t-interval, coefficient of variation."""
+    from scipy import stats
+
+    grouped = df.groupby(by, dropna=False)["value"]
+    table = grouped.agg(n="count", mean="mean", std="std", median="median", min="min", max="max").reset_index()
+    sem = table["std"] / np.sqrt(table["n"])
+    t = stats.t.ppf(1 - ALPHA / 2, (table["n"] - 1).clip(lower=1))
+    half = np.where(table["n"] > 1, t * sem, np.nan)
+    table["ci_low"], table["ci_high"] = table["mean"] - half, table["mean"] + half
+    table["cv"] = table["std"] / table["mean"].abs()
+    return table
+
+
+def stability_warnings(summary: pd.DataFrame, by: list[str], max_cv: float = 0.10) -> list[str]:
+    """Configurations too noisy or too thin to trust, in words (pyperf's habit)."""
+    notes = []
+    for _, row in summary.iterrows():
+        where = ", ".join(f"{k}={row[k]}" for k in by)
+        if row["n"] < 3:
+            notes.append(f"{where}: only {int(row['n'])} run(s); intervals need at least 3")
+        elif row["cv"] > max_cv:
+            notes.append(f"{where}: unstable, coefficient of variation {row['cv']:.0%} > {max_cv:.0%}")
+    return notes
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One environment against the baseline: ratio of means with its interval, and a test."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    test: str
+    n: int
+    n_baseline: int
+    verdict: str  # "significant" | "not significant" | "not comparable: …"
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict == "significant"
+
+
+def compare_samples(values, baseline, test: str = "welch") -> Comparison:
+    """Ratio mean(values)/mean(baseline); 95% bootstrap interval; Welch's t or Mann–Whitney U."""
+    from scipy import stats
+
+    a, b = np.asarray(values, dtype=float), np.asarray(baseline, dtype=float)
+    nan = float("nan")
+    if len(a) < 2 or len(b) < 2:
+        ratio = float(a.mean() / b.mean()) if len(a) and len(b) and b.mean() else nan
+        return Comparison(ratio, nan, nan, nan, test, len(a), len(b), "not comparable: fewer than 2 runs a side")
+    if b.mean() == 0:
+        return Comparison(nan, nan, nan, nan, test, len(a), len(b), "not comparable: baseline mean is 0")
+    if test == "welch":
+        p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+    elif test == "mannwhitney":
+        p = float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+    else:
+        raise ValueError(f"unknown test {test!r}; known: welch, mannwhitney")
+    if np.isnan(p):  # both sides constant
+        p = 1.0 if a.mean() == b.mean() else 0.0
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    ratios = rng.choice(a, (BOOTSTRAP_RESAMPLES, len(a))).mean(axis=1) / rng.choice(
+        b, (BOOTSTRAP_RESAMPLES, len(b))
+    ).mean(axis=1)
+    low, high = np.percentile(ratios, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)])
+    verdict = "significant" if p < ALPHA else "not significant"
+    return Comparison(float(a.mean() / b.mean()), float(low), float(high), p, test, len(a), len(b), verdict)
+
+
+def compare_ratios(ratios) -> Comparison:
+    """Per-point ratios across a sweep: geometric mean, 95% t-interval and a one-sample t-test of the
+    log-ratios against 0 (ratio 1). Points pair an environment with its baseline at the same setting."""
+    from scipy import stats
+
+    logs = np.log(np.asarray(ratios, dtype=float))
+    n = len(logs)
+    nan = float("nan")
+    if n < 2:
+        value = float(np.exp(logs.mean())) if n else nan
+        return Comparison(value, nan, nan, nan, "log-ratio t", n, n, "not comparable: fewer than 2 points")
+    mean, sem = logs.mean(), logs.std(ddof=1) / np.sqrt(n)
+    if sem == 0:
+        p = 0.0 if mean != 0 else 1.0
+        low = high = float(np.exp(mean))
+    else:
+        p = float(stats.ttest_1samp(logs, 0.0).pvalue)
+        half = stats.t.ppf(1 - ALPHA / 2, n - 1) * sem
+        low, high = float(np.exp(mean - half)), float(np.exp(mean + half))
+    verdict = "significant" if p < ALPHA else "not significant"
+    return Comparison(float(np.exp(mean)), low, high, p, "log-ratio t", n, n, verdict)
+
+
+def compare(df: pd.DataFrame, by: list[str], baseline_env: str = "native", test: str = "welch") -> pd.DataFrame:
+    """Every environment against `baseline_env` within each group of `by` (which must not hold `env`)."""
+    rows = []
+    for key, group in df.groupby(by, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        base = group[group["env"] == baseline_env]
+        for env, other in group[group["env"] != baseline_env].groupby("env"):
+            if base.empty:
+                result = Comparison(
+                    float("nan"),
+                    float("nan"),
+                    float("nan"),
+                    float("nan"),
+                    test,
+                    len(other),
+                    0,
+                    f"not comparable: no {baseline_env} runs",
+                )
+            elif set(base["unit"]) != set(other["unit"]):
+                result = Comparison(
+                    float("nan"),
+                    float("nan"),
+                    float("nan"),
+                    float("nan"),
+                    test,
+                    len(other),
+                    len(base),
+                    "not comparable: different units",
+                )
+            else:
+                result = compare_samples(other["value"], base["value"], test)
+            rows.append({**dict(zip(by, key, strict=True)), "env": env, "baseline": baseline_env, **result.__dict__})
+    return pd.DataFrame(rows)
+
+
+def ecdf(values) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted values and the fraction of values ≤ each one."""
+    x = np.sort(np.asarray(values, dtype=float))
+    return x, np.arange(1, len(x) + 1) / len(x)
+
+
+def cdf_from_percentiles(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """A CDF per group from percentile records (metric *_percentile, column `percentile`), averaged over runs."""
+    rows = df[df["metric"].str.endswith("_percentile") & df["percentile"].notna()]
+    curve = rows.groupby([*by, "percentile"])["value"].mean().reset_index()
+    curve["probability"] = curve["percentile"] / 100.0
+    return curve.sort_values([*by, "percentile"]).reset_index(drop=True)

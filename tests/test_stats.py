@@ -1,0 +1,93 @@
+"""kitlib.stats against scipy and hand-computed values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sp
+
+from kitlib import stats
+
+
+def frame(env_values: dict[str, list[float]], unit: str = "req/s") -> pd.DataFrame:
+    rows = [
+        {"env": env, "metric": "throughput", "unit": unit, "value": v, "clients": 4}
+        for env, values in env_values.items()
+        for v in values
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_summary_by_hand():
+    table = stats.summarize(frame({"native": [1.0, 2.0, 3.0, 4.0]}), by=["env"])
+    row = table.iloc[0]
+    assert (row["n"], row["mean"], row["median"], row["min"], row["max"]) == (4, 2.5, 2.5, 1.0, 4.0)
+    assert row["std"] == pytest.approx(np.sqrt(5 / 3))  # sum of squares 5, ddof=1
+    half = sp.t.ppf(0.975, 3) * np.sqrt(5 / 3) / 2
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((2.5 - half, 2.5 + half))
+    single = stats.summarize(frame({"native": [7.0]}), by=["env"]).iloc[0]
+    assert single["n"] == 1 and np.isnan(single["ci_low"])
+
+
+def test_comparison_matches_scipy():
+    rng = np.random.default_rng(1)
+    base, other = rng.normal(100, 5, 10), rng.normal(90, 5, 10)
+    welch = stats.compare_samples(other, base, "welch")
+    assert welch.p_value == pytest.approx(sp.ttest_ind(other, base, equal_var=False).pvalue)
+    assert welch.ratio == pytest.approx(other.mean() / base.mean())
+    assert welch.ci_low < welch.ratio < welch.ci_high
+    assert welch.verdict == "significant"
+    mw = stats.compare_samples(other, base, "mannwhitney")
+    assert mw.p_value == pytest.approx(sp.mannwhitneyu(other, base, alternative="two-sided").pvalue)
+
+
+def test_a_a_comparison_is_not_significant():
+    """Native against native: two samples of one distribution must not differ."""
+    rng = np.random.default_rng(7)
+    draws = rng.normal(100_000, 3_000, 20)
+    result = stats.compare_samples(draws[:10], draws[10:])
+    assert result.verdict == "not significant"
+    assert result.ci_low < 1 < result.ci_high
+    df = frame({"native": list(draws[:10]), "native-again": list(draws[10:])})
+    table = stats.compare(df, by=["metric"], baseline_env="native")
+    assert list(table["verdict"]) == ["not significant"]
+
+
+def test_not_comparable_is_a_result():
+    assert stats.compare_samples([1.0], [1.0, 2.0]).verdict.startswith("not comparable")
+    mixed = pd.concat([frame({"native": [1.0, 2.0]}), frame({"docker-host-volume": [1.0, 2.0]}, unit="us")])
+    assert stats.compare(mixed, by=["metric"]).iloc[0]["verdict"] == "not comparable: different units"
+    assert stats.compare(frame({"kvm": [1.0, 2.0]}), by=["metric"]).iloc[0]["verdict"].startswith("not comparable")
+
+
+def test_ratio_across_a_sweep():
+    exact = stats.compare_ratios([1.10, 1.10, 1.10])
+    assert exact.ratio == pytest.approx(1.10) and exact.verdict == "significant"
+    logs = np.log([1.05, 1.2, 0.98, 1.1])
+    result = stats.compare_ratios(np.exp(logs))
+    assert result.p_value == pytest.approx(sp.ttest_1samp(logs, 0).pvalue)
+    assert result.ratio == pytest.approx(np.exp(logs.mean()))
+
+
+def test_ecdf_and_percentile_cdf():
+    x, p = stats.ecdf([3.0, 1.0, 2.0, 2.0])
+    assert list(x) == [1.0, 2.0, 2.0, 3.0] and list(p) == [0.25, 0.5, 0.75, 1.0]
+    df = pd.DataFrame(
+        {
+            "env": ["a"] * 4,
+            "metric": ["clat_percentile"] * 4,
+            "percentile": [50.0, 99.0, 50.0, 99.0],
+            "value": [10.0, 20.0, 12.0, 22.0],
+            "repetition": [0, 0, 1, 1],
+        }
+    )
+    curve = stats.cdf_from_percentiles(df, by=["env"])
+    assert list(curve["value"]) == [11.0, 21.0] and list(curve["probability"]) == [0.5, 0.99]
+
+
+def test_stability_warnings():
+    table = stats.summarize(frame({"native": [100.0, 150.0, 60.0], "docker-host-volume": [1.0, 1.0]}), by=["env"])
+    notes = stats.stability_warnings(table, by=["env"])
+    assert any("docker-host-volume: only 2 run(s)" in n for n in notes)
+    assert any("native: unstable" in n for n in notes)
