@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import ast
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from kitlib.errors import KitError
+from kitlib.planning import parse_value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,16 +69,6 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--experiment", action="append", dest="experiments", default=None)
     reproduce.set_defaults(func=cmd_reproduce)
     return parser
-
-
-def parse_value(text: str) -> Any:
-    """A -p value: JSON or a Python literal where it parses as one, else the string itself."""
-    for loader in (json.loads, ast.literal_eval):
-        try:
-            return loader(text)
-        except (ValueError, SyntaxError):
-            continue
-    return text
 
 
 def cmd_envs(_args: argparse.Namespace) -> int:

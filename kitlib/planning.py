@@ -78,6 +78,21 @@ class Plan(BaseModel):
         return f"{self.profile}-{self.digest}"
 
 
+def parse_value(text: Any) -> Any:
+    """A parameter given as text (`kit run -p`, `papermill -p`): JSON or a Python literal where it
+    parses as one (`[1, 8, 32]`, `10`), else the text itself. Non-text values pass through."""
+    import ast
+
+    if not isinstance(text, str):
+        return text
+    for loader in (json.loads, ast.literal_eval):
+        try:
+            return loader(text)
+        except (ValueError, SyntaxError):
+            continue
+    return text
+
+
 def explain(error: ValidationError, context: str) -> PlanError:
     """One readable message out of pydantic's errors: parameter, what was given, what is allowed."""
     lines = []

@@ -16,6 +16,10 @@ VM_LABELS_WHEN_KVM = ("kvm", "kvm-tuned")
 ANALYSIS_NOTEBOOKS = ("statistics", "figures", "littles-law", "claims")
 
 
+def summary_path():
+    return paths.results_root() / "summary.md"
+
+
 def environments_for(default_envs, offered: dict[str, bool]) -> list[str]:
     chosen = [label for label in default_envs if offered.get(label.split("+")[0])]
     chosen += [label for label in VM_LABELS_WHEN_KVM if offered.get(label) and label not in chosen]
@@ -46,14 +50,17 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
         if not notebook.exists():
             continue
         output = paths.results_root() / "analysis" / f"{name}.ipynb"
+        parameters = {"results_dirs": [str(paths.results_root())], "figures_dir": str(paths.figures_root())}
+        if name == "claims":
+            parameters.update(summary_path=str(summary_path()), interactive=False)
         try:
-            execute(
-                notebook,
-                output,
-                {"results_dirs": [str(paths.results_root())], "figures_dir": str(paths.figures_root())},
-            )
+            execute(notebook, output, parameters)
             print(f"analysis: {name} -> {output}")
         except Exception:
             failures += 1
             print(f"analysis {name}: FAILED\n{traceback.format_exc(limit=2)}")
+    summary = summary_path()
+    if summary.exists():
+        print(f"\nsummary of the claims: {summary}")
+        print("\n".join(line for line in summary.read_text().splitlines() if line.startswith("**")))
     return 1 if failures else 0

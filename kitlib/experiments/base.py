@@ -17,7 +17,7 @@ from kitlib import parsers
 from kitlib.environments.base import Environment
 from kitlib.errors import PlanError
 from kitlib.peer import Peer
-from kitlib.planning import PROFILES, Plan, explain
+from kitlib.planning import PROFILES, Plan, explain, parse_value
 from kitlib.records import Measurement
 
 
@@ -103,7 +103,10 @@ class Experiment:
         """Validate everything and return the plan; nothing is started here."""
         if profile not in PROFILES:
             raise PlanError(f"profile: unknown profile {profile!r}; known profiles: {', '.join(PROFILES)}")
-        given = {k: v for k, v in overrides.items() if v is not None}
+        given = {k: parse_value(v) for k, v in overrides.items() if v is not None}
+        if isinstance(environments, str):  # `papermill -p environments '["native"]'` passes text
+            parsed = parse_value(environments)
+            environments = parsed if isinstance(parsed, list) else [environments]
         unknown = sorted(set(given) - set(self.params_model.model_fields))
         if unknown:
             known = ", ".join(self.params_model.model_fields)
