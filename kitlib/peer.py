@@ -21,7 +21,7 @@ from typing import Any
 from kitlib import naming
 from kitlib.environments.base import CommandResult
 from kitlib.errors import CommandFailed, EnvironmentUnavailable
-from kitlib.procs import pinned, run_bounded
+from kitlib.procs import loggable, pinned, run_bounded
 
 #: The range peer subnets are drawn from (a /30 each); skipped where the host already routes it.
 PEER_SUPERNET = ipaddress.ip_network("10.231.0.0/16")
@@ -65,7 +65,7 @@ class Peer(abc.ABC):
         argv = list(argv)
         started = time.monotonic()
         returncode, output = self._execute(pinned(argv, self.client_cpus), timeout)
-        self.commands.append({"where": f"peer:{self.kind}", "argv": argv, "returncode": returncode})
+        self.commands.append({"where": f"peer:{self.kind}", "argv": loggable(argv), "returncode": returncode})
         if returncode is None:
             raise CommandFailed(f"peer:{self.kind}", argv, None, output)
         result = CommandResult(argv, returncode, output, time.monotonic() - started, f"peer:{self.kind}")

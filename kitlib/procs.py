@@ -54,6 +54,14 @@ def pinned(argv: Sequence[str], cpus: Sequence[int] | None) -> list[str]:
     return ["taskset", "-c", ",".join(str(c) for c in cpus), *argv]
 
 
+def loggable(argv: Sequence[str], limit: int = 256) -> list[str]:
+    """argv as provenance records it: a program passed inline (`python3 -c SOURCE`) is named by its
+    file and hash instead of being copied into every record."""
+    from kitlib import services
+
+    return [arg if len(arg) <= limit else services.describe_source(arg) for arg in argv]
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -39,7 +39,7 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
             print(f"{name}: no environment available, skipped")
             continue
         plan = experiment.plan(environments=envs, profile=profile)
-        print(f"{name}: {', '.join(envs)} ({profile}) -> results/{name}/{plan.run_id}")
+        print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.results_root() / name / plan.run_id}")
         try:
             execute_experiment(experiment, plan, {})
         except Exception:  # one failing experiment must not hide the others' results

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kitlib.errors import CommandFailed
+from kitlib.procs import loggable
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class Environment(abc.ABC):
         started = time.monotonic()
         returncode, output = self._execute(argv, timeout=timeout, cpus=cpus)
         result = CommandResult(argv, returncode, output, time.monotonic() - started, self.label)
-        self.commands.append({"where": self.label, "argv": argv, "returncode": returncode})
+        self.commands.append({"where": self.label, "argv": loggable(argv), "returncode": returncode})
         if returncode is None:
             raise CommandFailed(self.label, argv, None, output)
         return result.check() if check else result
@@ -129,7 +130,7 @@ class Environment(abc.ABC):
         """Start a server in the background, pinned to the SUT CPUs, and wait until its port answers."""
         service = self._spawn(name, list(argv))
         self._services.append(service)
-        self.commands.append({"where": self.label, "argv": list(argv), "service": name})
+        self.commands.append({"where": self.label, "argv": loggable(argv), "service": name})
         if ready_port is not None:
             self.wait_for_port(ready_port, ready_timeout, service)
         return service

@@ -3,6 +3,7 @@ environment can run them without copying files)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 
@@ -14,3 +15,12 @@ def source(name: str) -> str:
 def command(name: str, *args: object) -> list[str]:
     """argv that runs the program `name` with `args` under python3 in any environment."""
     return ["python3", "-c", source(name), *map(str, args)]
+
+
+def describe_source(text: str) -> str:
+    """`<kitlib/services/rr.py sha256:…>` for a shipped program's source, else `<N chars sha256:…>`."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        if path.name != "__init__.py" and path.read_text() == text:
+            return f"<kitlib/services/{path.name} sha256:{digest}>"
+    return f"<{len(text)} chars sha256:{digest}>"

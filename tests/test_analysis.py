@@ -1,0 +1,77 @@
+"""The analysis notebooks on data/sample/ (real runs of the kit), through papermill."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from kitlib import analysis, paths, stats
+from kitlib.notebooks import execute
+
+SAMPLE = paths.PROJECT_ROOT / "data" / "sample"
+NOTEBOOKS = paths.notebooks_root() / "analysis"
+
+
+@pytest.fixture(scope="module")
+def sample_records():
+    records = analysis.load([SAMPLE])
+    assert not records.empty, "data/sample holds no records"
+    return records
+
+
+def test_sample_is_real_kit_output_with_provenance(sample_records):
+    import json
+
+    for records_csv in SAMPLE.glob("*/*/records.csv"):
+        provenance = json.loads((records_csv.parent / "provenance.json").read_text())
+        session = provenance["sessions"][0]
+        assert session["host"]["kitlib"]["version"]
+        assert session["commands"], "every command line is recorded"
+    assert {"redis", "latency"} <= set(sample_records["experiment"])
+
+
+@pytest.mark.parametrize("name", ["statistics", "figures", "littles-law", "claims"])
+def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
+    parameters = {"results_dirs": [str(SAMPLE)], "figures_dir": str(tmp_path / "figures"),
+                  "tables_dir": str(tmp_path / "tables")}
+    if name == "claims":
+        parameters.update(summary_path=str(tmp_path / "summary.md"), interactive=False)
+    execute(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb", parameters)
+    if name == "statistics":
+        table = pd.read_csv(tmp_path / "tables" / "redis-statistics.csv")
+        assert {"mean", "std", "median", "min", "max", "n", "ci_low", "ci_high"} <= set(table.columns)
+        assert (tmp_path / "tables" / "redis-vs-native.csv").exists()
+    if name in ("figures", "claims"):
+        for figure in ("redis-fig8-9-throughput-latency", "latency-fig2-quota", "latency-fig3-bridge"):
+            assert (tmp_path / "figures" / f"{figure}.png").exists()
+            assert (tmp_path / "figures" / f"{figure}.pdf").exists()
+    if name == "littles-law":
+        table = pd.read_csv(tmp_path / "tables" / "littles-law.csv")
+        assert {"N", "XR", "relative_error", "flagged"} <= set(table.columns)
+    if name == "claims":
+        summary = (tmp_path / "summary.md").read_text()
+        assert "reproduced" in summary and "not testable here" in summary
+        assert "redis-fig8-9-throughput-latency" in summary
+
+
+def test_notebooks_cope_with_an_empty_folder(tmp_path):
+    execute(NOTEBOOKS / "statistics.ipynb", tmp_path / "out.ipynb",
+            {"results_dirs": [str(tmp_path / "nothing")], "tables_dir": str(tmp_path / "tables")})
+
+
+def test_a_a_on_real_records_is_not_significant(sample_records):
+    """The same native runs split by repetition parity are one distribution: no significant difference."""
+    rows = sample_records[(sample_records["experiment"] == "latency") & (sample_records["workload"] == "quota")
+                          & (sample_records["metric"] == "latency_median")]
+    assert len(rows) >= 4
+    halves = rows.sort_values(["env", "repetition"])
+    first, second = halves.iloc[::2]["value"], halves.iloc[1::2]["value"]
+    result = stats.compare_samples(first, second)
+    assert result.verdict == "not significant"
+
+
+def test_claims_on_the_sample(sample_records):
+    verdicts = analysis.claims_table(sample_records).set_index("claim")
+    assert verdicts.loc["kvm_slower_redis", "status"] == "not testable here"
+    assert verdicts.loc["quota_cliff", "status"] in ("reproduced", "not reproduced")
+    assert set(verdicts["status"]) <= {"reproduced", "not reproduced", "not testable here"}
