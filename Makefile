@@ -15,7 +15,7 @@ KIT := $(BIN)/kit
 STAMP := $(ENV_DIR)/.kitlib-installed
 
 DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux python3-venv python3-pip \
-  redis-server redis-tools fio sysbench mariadb-server mariadb-client hpcc openmpi-bin xz-utils \
+  redis-server redis-tools fio sysbench mariadb-server mariadb-client hpcc openmpi-bin libopenblas0-openmp xz-utils \
   nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server
 
 .PHONY: help setup system python docker test test-fast reproduce lint clean-leftovers

@@ -79,10 +79,15 @@ def _latency_figures(df: pd.DataFrame) -> dict[str, object]:
     return found
 
 
+def _memory_figures(df: pd.DataFrame) -> dict[str, object]:
+    return {"memory-stream-kernels": plots.stream_kernels(df)} if (df["workload"] == "stream").any() else {}
+
+
 #: experiment -> function(records of that experiment) -> {figure name: Figure}
 FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
     "redis": _redis_figures,
     "latency": _latency_figures,
+    "memory": _memory_figures,
 }
 
 

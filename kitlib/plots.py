@@ -82,3 +82,34 @@ def save(fig, name: str, directory: str | Path | None = None) -> list[Path]:
         fig.savefig(path, dpi=150)
         written.append(path)
     return written
+
+
+def stream_kernels(df):
+    """STREAM: the four kernels per environment (GB/s, error bars = standard deviation)."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows = df[(df["workload"] == "stream") & (df["metric"] == "bandwidth")]
+    if "variant" in rows.columns:
+        rows = rows[rows["variant"] == "Star"]
+    kernels = ["Copy", "Scale", "Add", "Triad"]
+    envs = sorted(rows["env"].unique(), key=lambda e: list(ENV_COLOURS).index(e) if e in ENV_COLOURS else 99)
+    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    width = 0.8 / max(len(envs), 1)
+    for i, env in enumerate(envs):
+        stats = rows[rows["env"] == env].groupby("kernel")["value"].agg(["mean", "std"]).reindex(kernels)
+        ax.bar(
+            np.arange(len(kernels)) + i * width,
+            stats["mean"],
+            width,
+            yerr=stats["std"].fillna(0),
+            capsize=3,
+            label=env,
+            color=_style(env)["color"],
+        )
+    ax.set_xticks(np.arange(len(kernels)) + width * (len(envs) - 1) / 2, kernels)
+    ax.set_ylabel("bandwidth per process (GB/s)")
+    ax.set_title("STREAM (hpcc StarSTREAM)")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig

@@ -34,6 +34,8 @@ class Measurement:
     value: float
     unit: str
     dims: Mapping[str, Any] = field(default_factory=dict)
+    #: set when one tool run measures several workloads (hpcc: HPL, STREAM, RandomAccess)
+    workload: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.value, (int, float)) or isinstance(self.value, bool):
@@ -79,7 +81,7 @@ def place(
     return [
         Record(
             experiment=experiment,
-            workload=workload,
+            workload=m.workload or workload,
             env=env,
             metric=m.metric,
             value=float(m.value),

@@ -32,8 +32,11 @@ def test_sample_is_real_kit_output_with_provenance(sample_records):
 
 @pytest.mark.parametrize("name", ["statistics", "figures", "littles-law", "claims"])
 def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
-    parameters = {"results_dirs": [str(SAMPLE)], "figures_dir": str(tmp_path / "figures"),
-                  "tables_dir": str(tmp_path / "tables")}
+    parameters = {
+        "results_dirs": [str(SAMPLE)],
+        "figures_dir": str(tmp_path / "figures"),
+        "tables_dir": str(tmp_path / "tables"),
+    }
     if name == "claims":
         parameters.update(summary_path=str(tmp_path / "summary.md"), interactive=False)
     execute(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb", parameters)
@@ -55,14 +58,20 @@ def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
 
 
 def test_notebooks_cope_with_an_empty_folder(tmp_path):
-    execute(NOTEBOOKS / "statistics.ipynb", tmp_path / "out.ipynb",
-            {"results_dirs": [str(tmp_path / "nothing")], "tables_dir": str(tmp_path / "tables")})
+    execute(
+        NOTEBOOKS / "statistics.ipynb",
+        tmp_path / "out.ipynb",
+        {"results_dirs": [str(tmp_path / "nothing")], "tables_dir": str(tmp_path / "tables")},
+    )
 
 
 def test_a_a_on_real_records_is_not_significant(sample_records):
     """The same native runs split by repetition parity are one distribution: no significant difference."""
-    rows = sample_records[(sample_records["experiment"] == "latency") & (sample_records["workload"] == "quota")
-                          & (sample_records["metric"] == "latency_median")]
+    rows = sample_records[
+        (sample_records["experiment"] == "latency")
+        & (sample_records["workload"] == "quota")
+        & (sample_records["metric"] == "latency_median")
+    ]
     assert len(rows) >= 4
     halves = rows.sort_values(["env", "repetition"])
     first, second = halves.iloc[::2]["value"], halves.iloc[1::2]["value"]

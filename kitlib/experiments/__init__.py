@@ -10,6 +10,8 @@ from kitlib.experiments.base import Experiment
 _MODULES = {
     "redis": "kitlib.experiments.redis",
     "latency": "kitlib.experiments.latency",
+    "cpu": "kitlib.experiments.cpu",
+    "memory": "kitlib.experiments.memory",
 }
 
 

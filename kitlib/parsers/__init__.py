@@ -21,6 +21,8 @@ _MODULES = {
     "redis-benchmark": "kitlib.parsers.redis_benchmark",
     "kit-rr": "kitlib.parsers.rr",
     "kit-fileops": "kitlib.parsers.fileops",
+    "hpcc": "kitlib.parsers.hpcc",
+    "xz": "kitlib.parsers.xz",
 }
 
 

@@ -1,0 +1,109 @@
+"""CPU (paper §A–B, Table I): PXZ as parallel LZMA compression, and Linpack (HPL from hpcc).
+
+PXZ: `xz -T threads -2` of a deterministic generated text corpus held in the page cache, output
+discarded (the paper: 1 GB enwik9, 32 threads, level 2); MB/s of input. Linpack: hpcc's HPL on
+every CPU of the environment (one MPI rank per core, pinned), N derived from the environment's
+memory and capped by the profile; GFLOPS.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kitlib import services
+from kitlib.environments.base import Environment
+from kitlib.experiments import hpcc_run
+from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.peer import Peer
+from kitlib.records import Measurement
+
+CORPUS_SEED = 1_000_000_000  # the size of enwik9, as a fixed seed
+
+
+class CpuParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    corpus_mb: int = Field(description="generated corpus size (the paper: 1000 MB enwik9)", ge=1, le=100_000)
+    level: int = Field(2, ge=0, le=9)
+    hpl_n: int | None = Field(None, description="HPL problem size; None = derived from memory", ge=100)
+    hpl_memory_fraction: float = Field(0.5, gt=0, le=0.9)
+    hpl_n_cap: int = Field(description="largest N the derived size may reach", ge=100)
+    workloads: list[str] = Field(default_factory=lambda: ["pxz", "linpack"])
+
+
+class PxzWorkload(Workload):
+    name = "pxz"
+    tool = "xz"
+    sut_cores = None
+
+    def __init__(self, params: CpuParams):
+        super().__init__(params)
+        self.facts: dict[str, Any] = {}
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"level": self.params.level}]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        path = f"{env.data_dir}/corpus.txt"
+        size = self.params.corpus_mb * 1024 * 1024
+        env.run(services.command("corpus", path, size, CORPUS_SEED), timeout=1800)
+        digest = env.run(["sha256sum", path], timeout=600).output.split()[0]
+        env.run(["sh", "-c", f"cat {path} > /dev/null"], timeout=600)  # into the page cache, as the paper's RAM
+        self.facts = {"corpus_bytes": size, "corpus_sha256": digest, "threads": len(env.layout.sut_cpus)}
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        threads = len(env.layout.sut_cpus)
+        script = (
+            f"echo kit-input-bytes $(stat -c %s {env.data_dir}/corpus.txt); TIMEFORMAT='kit-elapsed-seconds %3R';"
+            f" time xz -T {threads} -{point['level']} -c -v < {env.data_dir}/corpus.txt > /dev/null"
+        )
+        output = env.run(["bash", "-c", script], timeout=3600).output
+        return RawResult(outputs={"xz": output}, facts=dict(self.facts))
+
+
+class LinpackWorkload(Workload):
+    name = "linpack"
+    tool = "hpcc"
+    sut_cores = None
+
+    def __init__(self, params: CpuParams):
+        super().__init__(params)
+        self.n = 0
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{}]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        p = self.params
+        self.n = p.hpl_n or hpcc_run.n_for_memory(hpcc_run.memory_bytes(env), p.hpl_memory_fraction, p.hpl_n_cap)
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        outputs = hpcc_run.run(env, self.n)
+        return RawResult(outputs=outputs, facts={"ranks": len(env.layout.sut_cpus)})
+
+    def parse(self, raw: RawResult, source: str) -> list[Measurement]:
+        from kitlib.parsers import hpcc
+
+        found = hpcc.parse(raw.outputs["hpccoutf"], f"{source}.hpccoutf.txt")
+        return [m for m in found if m.dims.get("benchmark") == "HPL"]
+
+
+def workloads(params: CpuParams) -> list[Workload]:
+    chosen = {"pxz": PxzWorkload, "linpack": LinpackWorkload}
+    return [chosen[name](params) for name in params.workloads if name in chosen]
+
+
+EXPERIMENT = Experiment(
+    name="cpu",
+    notebook="experiments/cpu.ipynb",
+    params_model=CpuParams,
+    profiles={
+        "quick": {"corpus_mb": 32, "hpl_n_cap": 6000},
+        "standard": {"corpus_mb": 256, "hpl_n_cap": 20000},
+        "paper": {"corpus_mb": 1000, "hpl_n_cap": 100000},
+    },
+    default_envs=("native", "docker-host-volume"),
+    make_workloads=workloads,
+)

@@ -1,0 +1,73 @@
+"""hpcc's result file, `hpccoutf.txt`: the key=value summary between
+
+    Begin of Summary section.
+    HPL_Tflops=0.0859122
+    HPL_N=8000
+    StarSTREAM_Copy=22.3748
+    SingleRandomAccess_GUPs=0.136231
+    Success=1
+    End of Summary section.
+
+HPL in GFLOPS, STREAM in GB/s (as hpcc reports: 10^9 bytes/s) per kernel, RandomAccess in GUP/s.
+A run that did not finish (no summary end, or Success=0) raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitlib.errors import ParseError
+from kitlib.records import Measurement
+
+TOOL = "hpcc"
+KERNELS = ("Copy", "Scale", "Add", "Triad")
+_LINE = re.compile(r"^(\w+)=(\S+)\s*$", re.M)
+
+
+def summary(text: str, source: str) -> dict[str, str]:
+    start, end = text.find("Begin of Summary section."), text.find("End of Summary section.")
+    if start < 0 or end < start:
+        raise ParseError(TOOL, source, "no complete summary section (hpcc did not finish)")
+    fields = dict(_LINE.findall(text[start:end]))
+    if fields.get("Success") not in ("1", None):
+        raise ParseError(TOOL, source, f"hpcc reports Success={fields.get('Success')}")
+    return fields
+
+
+def _number(fields: dict[str, str], key: str, source: str) -> float:
+    try:
+        return float(fields[key])
+    except KeyError:
+        raise ParseError(TOOL, source, f"summary lacks {key}") from None
+    except ValueError:
+        raise ParseError(TOOL, source, f"{key} is not a number: {fields[key]!r}") from None
+
+
+def parse(text: str, source: str) -> list[Measurement]:
+    fields = summary(text, source)
+    found = [
+        Measurement("gflops", _number(fields, "HPL_Tflops", source) * 1000.0, "GFLOPS", {"benchmark": "HPL"}),
+        Measurement("hpl_n", _number(fields, "HPL_N", source), "count", {"benchmark": "HPL"}),
+    ]
+    for variant in ("Star", "Single"):
+        for kernel in KERNELS:
+            value = _number(fields, f"{variant}STREAM_{kernel}", source)
+            found.append(
+                Measurement("bandwidth", value, "GB/s", {"benchmark": "STREAM", "kernel": kernel, "variant": variant})
+            )
+    found.append(
+        Measurement("vector_size", _number(fields, "STREAM_VectorSize", source), "count", {"benchmark": "STREAM"})
+    )
+    for variant in ("Star", "Single", "MPI"):
+        found.append(
+            Measurement(
+                "gups",
+                _number(fields, f"{variant}RandomAccess_GUPs", source),
+                "GUP/s",
+                {"benchmark": "RandomAccess", "variant": variant},
+            )
+        )
+    found.append(
+        Measurement("table_words", _number(fields, "RandomAccess_N", source), "count", {"benchmark": "RandomAccess"})
+    )
+    return found
