@@ -23,6 +23,11 @@ _MODULES = {
     "kit-fileops": "kitlib.parsers.fileops",
     "hpcc": "kitlib.parsers.hpcc",
     "xz": "kitlib.parsers.xz",
+    "fio": "kitlib.parsers.fio",
+    "nuttcp": "kitlib.parsers.nuttcp",
+    "iperf3": "kitlib.parsers.iperf3",
+    "sockperf": "kitlib.parsers.sockperf",
+    "netperf": "kitlib.parsers.netperf",
 }
 
 
