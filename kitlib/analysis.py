@@ -88,7 +88,15 @@ FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
     "redis": _redis_figures,
     "latency": _latency_figures,
     "memory": _memory_figures,
+    "net": lambda df: {"net-fig2-3-throughput-cpu-rtt": _io().network(df)},
+    "block": lambda df: {"block-fig5-7-sequential-random-latency": _io().block(df)},
 }
+
+
+def _io():
+    from kitlib import figures_io
+
+    return figures_io
 
 
 def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> dict[str, list[Path]]:

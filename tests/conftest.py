@@ -58,16 +58,25 @@ def isolated_dirs(tmp_path, monkeypatch):
 
 
 def leftovers(docker_client, pid: int | None = None) -> list[str]:
-    """Containers, volumes and namespaces of the kit (of one owning pid, if given)."""
+    """Containers, volumes and namespaces the kit made and left: those of one owning process if `pid`
+    is given, else those whose owner has exited (a notebook kernel, a killed run). Objects of other
+    runs still in progress on this machine are not counted."""
+    from kitlib.procs import pid_alive
+
+    def counted(owner: int | None) -> bool:
+        if owner is None:
+            return False
+        return owner == pid if pid is not None else not pid_alive(owner)
+
     found = []
     for container in docker_client.containers.list(all=True, filters={"label": naming.LABEL_RUN}):
-        if pid is None or container.labels.get(naming.LABEL_PID) == str(pid):
+        if counted(int(container.labels.get(naming.LABEL_PID, "0") or 0)):
             found.append(f"container {container.name}")
     for volume in docker_client.volumes.list(filters={"label": naming.LABEL_RUN}):
-        if pid is None or (volume.attrs.get("Labels") or {}).get(naming.LABEL_PID) == str(pid):
+        if counted(int((volume.attrs.get("Labels") or {}).get(naming.LABEL_PID, "0") or 0)):
             found.append(f"volume {volume.name}")
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
     for name in netns:
-        if name.startswith(naming.PREFIX) and (pid is None or naming.owner_pid(name) == pid):
+        if name.startswith(naming.PREFIX) and counted(naming.owner_pid(name)):
             found.append(f"netns {name}")
     return found

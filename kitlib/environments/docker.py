@@ -8,7 +8,6 @@ container's own union filesystem), and the cgroup limits cpuset, shares, quota, 
 from __future__ import annotations
 
 import shlex
-import socket
 from collections.abc import Sequence
 from typing import Any
 
@@ -95,7 +94,9 @@ class DockerEnvironment(Environment):
         if self.spec.network == "host":
             kwargs["network_mode"] = "host"
         else:
-            self.published = {port: _free_host_port() for port in self.layout.ports}
+            # the same number outside and inside: tools that tell their peer a data port (nuttcp, netperf)
+            # keep working through NAT; the runner chose ports free on this host
+            self.published = {port: port for port in self.layout.ports}
             kwargs["ports"] = {}
             for port, host_port in self.published.items():
                 kwargs["ports"][f"{port}/tcp"] = host_port
@@ -177,10 +178,3 @@ class DockerEnvironment(Environment):
             except Exception:
                 pass
         return info
-
-
-def _free_host_port() -> int:
-    """A TCP port nothing listens on now (the kernel picks it from the ephemeral range)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("0.0.0.0", 0))
-        return sock.getsockname()[1]

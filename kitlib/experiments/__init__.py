@@ -12,6 +12,8 @@ _MODULES = {
     "latency": "kitlib.experiments.latency",
     "cpu": "kitlib.experiments.cpu",
     "memory": "kitlib.experiments.memory",
+    "net": "kitlib.experiments.net",
+    "block": "kitlib.experiments.block",
 }
 
 

@@ -1,0 +1,186 @@
+"""Network (paper §E–F): bulk TCP bandwidth both ways, and request-response round trips.
+
+The server runs in the environment under test, the client on the peer (the paper's second
+machine; here a network namespace behind a veth pair, so Docker NAT is the real DNAT path).
+
+- bandwidth: one TCP stream with nuttcp, the system under test transmitting (`sut_tx`) and
+  receiving (`sut_rx`); Gbps, nuttcp's CPU figures, and the host's CPU utilization over the
+  transfer from /proc/stat (the paper: `perf stat -a`).
+- rr: one transaction in flight, TCP and UDP. sockperf ping-pong by default (Debian main; request
+  and response are the same size, `msg_bytes`, recorded), in full round trips (`--full-rtt`); or,
+  with `rr_tool="netperf"` where netperf is installed on the peer and netserver in every
+  environment, netperf TCP_RR/UDP_RR with the paper's 100-byte request and 200-byte response.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kitlib import cpu_sampler
+from kitlib.environments.base import Environment
+from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.peer import Peer
+from kitlib.records import Measurement
+
+PORTS = 5  # nuttcp control + data, rr TCP, rr UDP, netperf data
+
+
+class NetParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seconds: float = Field(description="duration of each transfer or request-response run", gt=0, le=3600)
+    msg_bytes: int = Field(100, description="sockperf message size (request = response)", ge=14, le=65000)
+    rr_tool: str = Field(
+        "sockperf",
+        description="sockperf (Debian main) or netperf (installed by you, also in "
+        "every environment: the same tool must measure all of them)",
+        pattern="^(netperf|sockperf)$",
+    )
+    workloads: list[str] = Field(default_factory=lambda: ["bandwidth", "rr"])
+
+
+class BandwidthWorkload(Workload):
+    name = "bandwidth"
+    tool = "nuttcp"
+    ports_needed = PORTS
+
+    def __init__(self, params: NetParams):
+        super().__init__(params)
+        self.target: tuple[str, int, int] | None = None
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"direction": "sut_tx"}, {"direction": "sut_rx"}]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        control, data = env.layout.ports[0], env.layout.ports[1]
+        env.start_service(
+            "nuttcp", ["nuttcp", "-S", "--nofork", "-P", str(control), "-p", str(data)], ready_port=control
+        )
+        host, _ = env.address_for_peer(control, peer.host_address)
+        self.target = (host, control, data)
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        assert self.target is not None, "prepare() first"
+        host, control, data = self.target
+        direction = "-r" if point["direction"] == "sut_tx" else "-t"
+        argv = [
+            "nuttcp",
+            direction,
+            "-fparse",
+            "-T",
+            f"{self.params.seconds:g}",
+            "-P",
+            str(control),
+            "-p",
+            str(data),
+            host,
+        ]
+        with cpu_sampler.CpuSampler() as cpu:
+            output = peer.run(argv, timeout=self.params.seconds + 60).output
+        extra = [Measurement("cpu_utilization", cpu.utilization, "%")] if cpu.utilization is not None else []
+        return RawResult(outputs={"nuttcp": output}, extra=extra, facts={"cpu_method": cpu_sampler.METHOD})
+
+
+class RequestResponseWorkload(Workload):
+    name = "rr"
+    ports_needed = PORTS
+
+    def __init__(self, params: NetParams):
+        super().__init__(params)
+        self.tool = "sockperf"
+        self.targets: dict[str, tuple[str, int]] = {}
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"protocol": "tcp"}, {"protocol": "udp"}]
+
+    def _use_netperf(self, env: Environment) -> bool:
+        if self.params.rr_tool == "sockperf":
+            return False
+        present = env.run(["sh", "-c", "command -v netserver"], timeout=30, check=False).returncode == 0
+        if not present or shutil.which("netperf") is None:
+            from kitlib.errors import EnvironmentUnavailable
+
+            raise EnvironmentUnavailable(f"{env.label}: rr_tool=netperf needs netserver here and netperf on the peer")
+        return True
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        tcp, udp, data = env.layout.ports[2], env.layout.ports[3], env.layout.ports[4]
+        if self._use_netperf(env):
+            self.tool = "netperf"
+            env.start_service("netserver", ["netserver", "-D", "-f", "-p", str(tcp)], ready_port=tcp)
+        else:
+            self.tool = "sockperf"
+            env.start_service(
+                "sockperf-tcp", ["sockperf", "sr", "--tcp", "-i", "0.0.0.0", "-p", str(tcp)], ready_port=tcp
+            )
+            env.start_service("sockperf-udp", ["sockperf", "sr", "-i", "0.0.0.0", "-p", str(udp)])
+        host, _ = env.address_for_peer(tcp, peer.host_address)
+        self.targets = {"tcp": (host, tcp), "udp": (host, udp), "data": (host, data)}
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        seconds = f"{self.params.seconds:g}"
+        if self.tool == "netperf":
+            host, port = self.targets["tcp"]
+            test = "TCP_RR" if point["protocol"] == "tcp" else "UDP_RR"
+            data = self.targets["data"][1]
+            argv = [
+                "netperf",
+                "-H",
+                host,
+                "-p",
+                str(port),
+                "-t",
+                test,
+                "-l",
+                seconds,
+                "-P",
+                "0",
+                "--",
+                "-r",
+                "100,200",
+                "-P",
+                f"{data},{data}",
+                "-o",
+                "THROUGHPUT,THROUGHPUT_UNITS,MEAN_LATENCY,STDDEV_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY",
+            ]
+            facts = {"tool": "netperf", "request_bytes": 100, "response_bytes": 200}
+        else:
+            host, port = self.targets[point["protocol"]]
+            argv = [
+                "sockperf",
+                "pp",
+                "-i",
+                host,
+                "-p",
+                str(port),
+                "-m",
+                str(self.params.msg_bytes),
+                "-t",
+                seconds,
+                "--full-rtt",
+            ] + (["--tcp"] if point["protocol"] == "tcp" else [])
+            facts = {
+                "tool": "sockperf",
+                "request_bytes": self.params.msg_bytes,
+                "response_bytes": self.params.msg_bytes,
+            }
+        output = peer.run(argv, timeout=self.params.seconds + 60).output
+        return RawResult(outputs={self.tool: output}, facts=facts)
+
+
+def workloads(params: NetParams) -> list[Workload]:
+    chosen = {"bandwidth": BandwidthWorkload, "rr": RequestResponseWorkload}
+    return [chosen[name](params) for name in params.workloads if name in chosen]
+
+
+EXPERIMENT = Experiment(
+    name="net",
+    notebook="experiments/net.ipynb",
+    params_model=NetParams,
+    profiles={"quick": {"seconds": 3}, "standard": {"seconds": 10}, "paper": {"seconds": 60}},
+    default_envs=("native", "docker-host-volume", "docker-nat-volume"),
+    make_workloads=workloads,
+)

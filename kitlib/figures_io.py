@@ -1,0 +1,76 @@
+"""Figures of the network and block experiments (paper Figs. 2–7): DataFrames in, Figures out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from kitlib.plots import ENV_COLOURS, _style
+
+
+def _envs(rows: pd.DataFrame) -> list[str]:
+    return sorted(rows["env"].unique(), key=lambda e: (list(ENV_COLOURS).index(e) if e in ENV_COLOURS else 99, e))
+
+
+def grouped_bars(ax, rows: pd.DataFrame, group: str, groups: list[str], ylabel: str) -> None:
+    """Bars of mean ± sd per environment within each group (direction, protocol, job)."""
+    envs = _envs(rows)
+    width = 0.8 / max(len(envs), 1)
+    for i, env in enumerate(envs):
+        stats = rows[rows["env"] == env].groupby(group)["value"].agg(["mean", "std"]).reindex(groups)
+        ax.bar(
+            np.arange(len(groups)) + i * width,
+            stats["mean"],
+            width,
+            yerr=stats["std"].fillna(0),
+            capsize=3,
+            label=env,
+            color=_style(env)["color"],
+        )
+    ax.set_xticks(np.arange(len(groups)) + width * (len(envs) - 1) / 2, groups)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def network(df: pd.DataFrame):
+    """TCP throughput and host CPU per direction (Fig. 2 and the draft's Fig. 7), RR round trip (Fig. 3)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4), constrained_layout=True)
+    bw = df[(df["workload"] == "bandwidth")]
+    grouped_bars(axes[0], bw[bw["metric"] == "throughput"], "direction", ["sut_tx", "sut_rx"], "TCP throughput (Gbps)")
+    axes[0].set_title("nuttcp, one stream")
+    grouped_bars(
+        axes[1], bw[bw["metric"] == "cpu_utilization"], "direction", ["sut_tx", "sut_rx"], "host CPU utilization (%)"
+    )
+    axes[1].set_title("CPU during the transfer (Fig. 2)")
+    rr = df[(df["workload"] == "rr") & (df["metric"] == "rtt_mean")]
+    grouped_bars(axes[2], rr, "protocol", ["tcp", "udp"], "round-trip time (µs)")
+    axes[2].set_title("Request-response, one in flight (Fig. 3)")
+    return fig
+
+
+def block(df: pd.DataFrame):
+    """Sequential MB/s (Fig. 5), random IOPS (Fig. 6), random-read latency CDF (Fig. 7)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4), constrained_layout=True)
+    seq = df[df["workload"].isin(["seq_read", "seq_write"]) & (df["metric"] == "bandwidth")]
+    grouped_bars(axes[0], seq, "workload", ["seq_read", "seq_write"], "MB/s")
+    axes[0].set_title("Sequential, 1 MB (Fig. 5)")
+    rand = df[df["workload"].isin(["rand_read", "rand_write", "rand_mixed"]) & (df["metric"] == "iops")]
+    rand = rand.groupby(["env", "workload", "repetition"], as_index=False)["value"].sum()  # mixed: read + write
+    grouped_bars(axes[1], rand, "workload", ["rand_read", "rand_write", "rand_mixed"], "IOPS")
+    axes[1].set_title("Random, 4 kB (Fig. 6)")
+    cdf = df[(df["workload"] == "rand_read_latency") & (df["metric"] == "clat_percentile")]
+    for env in _envs(cdf):
+        curve = cdf[cdf["env"] == env].groupby("percentile")["value"].mean().sort_index()
+        axes[2].plot(curve.values, curve.index / 100.0, label=env, **_style(env))
+    axes[2].set_xscale("log")
+    axes[2].set_xlabel("completion latency (µs)")
+    axes[2].set_ylabel("CDF")
+    axes[2].set_title("Random read latency, concurrency 16 (Fig. 7)")
+    axes[2].grid(True, alpha=0.3)
+    axes[2].legend(fontsize=7)
+    return fig

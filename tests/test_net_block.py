@@ -1,0 +1,99 @@
+"""Network and block experiments: the CPU sampler, the fio preflight, and quick notebook runs."""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import pytest
+
+import kitlib
+from kitlib import cpu_sampler, paths
+from kitlib.errors import PlanError
+from kitlib.notebooks import execute
+
+from .conftest import leftovers
+
+
+def test_cpu_sampler_sees_a_busy_loop():
+    with cpu_sampler.CpuSampler() as idle:
+        time.sleep(0.5)
+    with cpu_sampler.CpuSampler() as busy:
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            pass
+    assert busy.utilization is not None and 0 < busy.utilization <= 100
+    # one of the host's CPUs was busy the whole interval
+    import os
+
+    assert busy.utilization >= 100 / os.cpu_count() * 0.6
+    assert idle.utilization is not None and idle.utilization >= 0
+
+
+def test_bad_parameters():
+    with pytest.raises(PlanError, match="rr_tool"):
+        kitlib.plan("net", rr_tool="ping")
+    with pytest.raises(PlanError, match="iodepth"):
+        kitlib.plan("block", iodepth=0)
+
+
+def test_preflight_refuses_a_file_larger_than_the_free_space(isolated_dirs):
+    plan = kitlib.plan(
+        "block", environments=["native"], repetitions=1, file_mb=9_000_000, runtime=1, workloads=["rand_read"]
+    )
+    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
+    assert result.records.empty
+    reason = result.failures["reason"].iloc[0]
+    assert "free" in reason and "9000000 MB test file" in reason
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.netns
+@pytest.mark.parametrize(
+    ("name", "parameters", "envs", "figure"),
+    [
+        ("net", {"seconds": 1}, ["native", "docker-nat-volume"], "net-fig2-3-throughput-cpu-rtt"),
+        (
+            "block",
+            {"file_mb": 32, "runtime": 1, "iodepth": 8},
+            ["native", "docker-host-overlay"],
+            "block-fig5-7-sequential-random-latency",
+        ),
+    ],
+)
+def test_quick_notebook_run(name, parameters, envs, figure, docker_client, root_netns, bench_image, isolated_dirs):
+    results, figures = isolated_dirs
+    execute(
+        paths.notebooks_root() / "experiments" / f"{name}.ipynb",
+        results / f"{name}.ipynb",
+        {
+            "results_dir": str(results),
+            "figures_dir": str(figures),
+            "repetitions": 1,
+            "environments": envs,
+            **parameters,
+        },
+    )
+    run_dir = next(results.glob(f"{name}/*/"))
+    assert not (run_dir / "failures.csv").exists(), (run_dir / "failures.csv").read_text()
+    records = pd.read_csv(run_dir / "records.csv")
+    assert set(records["env"]) == set(envs)
+    if name == "net":
+        rtt = records[(records["metric"] == "rtt_mean")]
+        assert set(rtt["protocol"]) == {"tcp", "udp"} and (rtt["value"] > 0).all()
+        assert set(records.loc[records["metric"] == "throughput", "direction"]) == {"sut_tx", "sut_rx"}
+        assert records.loc[records["metric"] == "cpu_utilization", "value"].between(0, 100).all()
+    else:
+        assert set(records["workload"]) == {
+            "seq_read",
+            "seq_write",
+            "rand_read",
+            "rand_write",
+            "rand_mixed",
+            "rand_read_latency",
+        }
+        assert (records["direct"] == 1).all()
+        assert set(records.loc[records["env"] == "docker-host-overlay", "filesystem"]) == {"overlayfs"}
+    assert (figures / f"{figure}.png").exists()
+    assert leftovers(docker_client) == []
