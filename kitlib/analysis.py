@@ -90,6 +90,7 @@ FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
     "memory": _memory_figures,
     "net": lambda df: {"net-fig2-3-throughput-cpu-rtt": _io().network(df)},
     "block": lambda df: {"block-fig5-7-sequential-random-latency": _io().block(df)},
+    "mysql": lambda df: {"mysql-fig10-13": __import__("kitlib.figures_mysql").figures_mysql.mysql_figures(df)},
 }
 
 

@@ -64,6 +64,10 @@ class Service(abc.ABC):
     @abc.abstractmethod
     def alive(self) -> bool: ...
 
+    def log_tail(self, lines: int = 15) -> str:
+        """The last lines the service printed, for error messages ("" where they cannot be read)."""
+        return ""
+
 
 class Environment(abc.ABC):
     """Where the system under test runs: `native`, `docker-*`, a VM, …"""
@@ -146,7 +150,11 @@ class Environment(abc.ABC):
         probe = ["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"]
         while time.monotonic() < deadline:
             if service is not None and not service.alive():
-                raise EnvironmentUnavailable(f"{self.label}: service exited before port {port} answered")
+                tail = service.log_tail()
+                raise EnvironmentUnavailable(
+                    f"{self.label}: service {service.name} exited before port {port} answered"
+                    + (f"; its last words:\n{tail}" if tail else "")
+                )
             returncode, _ = self._execute(probe, timeout=5, cpus=None)
             if returncode == 0:
                 return

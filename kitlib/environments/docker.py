@@ -45,6 +45,13 @@ class ContainerService(Service):
         except Exception:  # container already gone
             return 1
 
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            result = self.container.exec_run(["tail", "-n", str(lines), f"/tmp/kit-{self.name}.log"])
+        except Exception:
+            return ""
+        return (result.output or b"").decode(errors="replace").strip()
+
     def alive(self) -> bool:
         try:
             starting = self.container.exec_run(["test", "-e", self.pidfile]).exit_code != 0

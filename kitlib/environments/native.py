@@ -29,6 +29,12 @@ class LocalService(Service):
     def stop(self) -> None:
         kill_group(self.proc)
 
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
 
 class NativeEnvironment(Environment):
     kind = "native"

@@ -14,6 +14,7 @@ _MODULES = {
     "memory": "kitlib.experiments.memory",
     "net": "kitlib.experiments.net",
     "block": "kitlib.experiments.block",
+    "mysql": "kitlib.experiments.mysql",
 }
 
 

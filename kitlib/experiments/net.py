@@ -78,10 +78,15 @@ class BandwidthWorkload(Workload):
             str(data),
             host,
         ]
-        with cpu_sampler.CpuSampler() as cpu:
+        with cpu_sampler.CpuSampler(env.layout.sut_cpus) as sut, cpu_sampler.CpuSampler() as host:
             output = peer.run(argv, timeout=self.params.seconds + 60).output
-        extra = [Measurement("cpu_utilization", cpu.utilization, "%")] if cpu.utilization is not None else []
-        return RawResult(outputs={"nuttcp": output}, extra=extra, facts={"cpu_method": cpu_sampler.METHOD})
+        extra = [
+            Measurement(metric, sampler.utilization, "%")
+            for metric, sampler in (("cpu_utilization", sut), ("cpu_utilization_host", host))
+            if sampler.utilization is not None
+        ]
+        facts = {"cpu_method": cpu_sampler.METHOD, "sut_cpus": ",".join(map(str, env.layout.sut_cpus))}
+        return RawResult(outputs={"nuttcp": output}, extra=extra, facts=facts)
 
 
 class RequestResponseWorkload(Workload):

@@ -28,6 +28,7 @@ _MODULES = {
     "iperf3": "kitlib.parsers.iperf3",
     "sockperf": "kitlib.parsers.sockperf",
     "netperf": "kitlib.parsers.netperf",
+    "sysbench": "kitlib.parsers.sysbench",
 }
 
 

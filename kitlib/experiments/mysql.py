@@ -1,0 +1,156 @@
+"""MySQL (paper §I, Table III, Figs. 10–13): sysbench oltp_read_write against MariaDB/InnoDB.
+
+MariaDB (Debian's MySQL) runs in the environment with its data directory on the storage under
+test (volume or the container's overlay filesystem), pinned to the system-under-test CPUs, its
+buffer pool large enough to cache every read (paper: 3 GB for 2 M rows; the profile scales rows
+and pool together). sysbench runs on the peer, as the paper's client ran on the load-generator
+side. The database is prepared once per environment and the server warmed before the first
+measured point; threads are swept to past saturation. The CPU utilization of the system under
+test's CPUs is sampled from /proc/stat over every measured interval.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kitlib import cpu_sampler
+from kitlib.environments.base import Environment
+from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.peer import Peer
+from kitlib.records import Measurement
+
+USER = "sbtest"
+
+
+class MysqlParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    threads: list[int] = Field(description="sysbench threads swept (paper: to saturation)")
+    seconds: float = Field(description="duration of each measured run", gt=0, le=3600)
+    warmup_seconds: float = Field(5, ge=0, le=3600)
+    tables: int = Field(1, ge=1, le=1000)
+    rows: int = Field(description="rows per table (paper: 2,000,000)", ge=100)
+    buffer_pool_mb: int = Field(description="InnoDB buffer pool (paper: 3 GB)", ge=16)
+    server_cores: int = Field(1, ge=1)
+
+    @field_validator("threads")
+    @classmethod
+    def _threads(cls, value: list[int]) -> list[int]:
+        if not value or any(t < 1 or t > 4096 for t in value):
+            raise ValueError(f"thread counts must be between 1 and 4096, got {value}")
+        return sorted(set(value))
+
+
+class OltpWorkload(Workload):
+    name = "oltp_read_write"
+    tool = "sysbench"
+    ports_needed = 1
+
+    def __init__(self, params: MysqlParams):
+        super().__init__(params)
+        self.sut_cores = params.server_cores
+        self.target: tuple[str, int] | None = None
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"threads": t} for t in self.params.threads]
+
+    def _sysbench(self, action: str, threads: int = 1, seconds: float | None = None) -> list[str]:
+        assert self.target is not None
+        host, port = self.target
+        argv = [
+            "sysbench",
+            "oltp_read_write",
+            "--db-driver=mysql",
+            f"--mysql-host={host}",
+            f"--mysql-port={port}",
+            f"--mysql-user={USER}",
+            f"--mysql-password={USER}",
+            f"--mysql-db={USER}",
+            f"--tables={self.params.tables}",
+            f"--table-size={self.params.rows}",
+            f"--threads={threads}",
+        ]
+        if seconds is not None:
+            argv += [f"--time={seconds:g}", "--report-interval=0"]
+        return [*argv, action]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        p = self.params
+        port = env.layout.ports[0]
+        datadir = f"{env.data_dir}/mysql"
+        socket = f"{env.data_dir}/mysql.sock"
+        env.run(["rm", "-rf", datadir], timeout=120)
+        env.run(["mariadb-install-db", f"--datadir={datadir}", "--user=root", "--skip-test-db"], timeout=300)
+        env.start_service(
+            "mariadbd",
+            [
+                "mariadbd",
+                f"--datadir={datadir}",
+                "--user=root",
+                f"--port={port}",
+                "--bind-address=0.0.0.0",
+                f"--socket={socket}",
+                f"--pid-file={datadir}/mariadbd.pid",
+                f"--innodb-buffer-pool-size={p.buffer_pool_mb}M",
+                "--skip-log-bin",
+                "--skip-name-resolve",
+                "--max-connections=5000",
+                "--innodb-flush-log-at-trx-commit=1",
+            ],
+            ready_port=port,
+            ready_timeout=180,
+        )
+        env.run(
+            [
+                "mariadb",
+                f"--socket={socket}",
+                "-e",
+                f"CREATE DATABASE {USER}; CREATE USER '{USER}'@'%' IDENTIFIED BY '{USER}'; "
+                f"GRANT ALL ON {USER}.* TO '{USER}'@'%';",
+            ],
+            timeout=60,
+        )
+        self.target = env.address_for_peer(port, peer.host_address)
+        peer.run(self._sysbench("prepare", threads=min(p.tables, 8)), timeout=3600)
+        if p.warmup_seconds:
+            peer.run(self._sysbench("run", max(p.threads), p.warmup_seconds), timeout=p.warmup_seconds + 120)
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        argv = self._sysbench("run", point["threads"], self.params.seconds)
+        with cpu_sampler.CpuSampler(env.layout.sut_cpus) as cpu:
+            result = peer.run(argv, timeout=self.params.seconds + 300, check=False)
+        extra = [Measurement("cpu_utilization", cpu.utilization, "%")] if cpu.utilization is not None else []
+        facts = {
+            "cpu_method": cpu_sampler.METHOD,
+            "rows": self.params.rows,
+            "tables": self.params.tables,
+            "buffer_pool_mb": self.params.buffer_pool_mb,
+        }
+        return RawResult(outputs={"sysbench": result.output}, extra=extra, facts=facts)
+
+
+EXPERIMENT = Experiment(
+    name="mysql",
+    notebook="experiments/mysql.ipynb",
+    params_model=MysqlParams,
+    profiles={
+        "quick": {
+            "threads": [1, 2, 4, 8, 16],
+            "seconds": 3,
+            "warmup_seconds": 3,
+            "rows": 20_000,
+            "buffer_pool_mb": 128,
+        },
+        "standard": {"threads": [1, 2, 4, 8, 16, 32, 64], "seconds": 20, "rows": 200_000, "buffer_pool_mb": 512},
+        "paper": {
+            "threads": [1, 2, 4, 8, 16, 32, 64, 128, 256],
+            "seconds": 60,
+            "rows": 2_000_000,
+            "buffer_pool_mb": 3072,
+        },
+    },
+    default_envs=("native", "docker-host-volume", "docker-nat-volume", "docker-nat-overlay"),
+    make_workloads=lambda params: [OltpWorkload(params)],
+)

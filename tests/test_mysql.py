@@ -1,0 +1,89 @@
+"""MySQL experiment: sysbench parser on real outputs, a failed connection kept as a failure, a quick run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import kitlib
+from kitlib import parsers, paths
+from kitlib.errors import ParseError, PlanError
+from kitlib.experiments.mysql import OltpWorkload
+from kitlib.notebooks import execute
+
+from .conftest import DATA, leftovers
+
+
+def test_parser_on_a_real_run():
+    found = {m.metric: m.value for m in parsers.parse_file("sysbench", DATA / "sysbench" / "run-t2.txt")}
+    assert found["tps"] == pytest.approx(632.60)
+    assert found["qps"] == pytest.approx(12652.02)
+    assert found["latency_mean"] == pytest.approx(3.16)
+    assert found["latency_p95"] == pytest.approx(4.49)
+    assert (found["errors"], found["reconnects"]) == (0, 0)
+    assert found["duration"] == pytest.approx(3.0028)
+
+
+def test_parser_refuses_a_failed_connection_and_truncation(tmp_path):
+    with pytest.raises(ParseError, match="sysbench.*FATAL: unable to connect to MySQL server"):
+        parsers.parse_file("sysbench", DATA / "sysbench" / "refused.txt")
+    text = (DATA / "sysbench" / "run-t2.txt").read_text()
+    cut = tmp_path / "cut.txt"
+    cut.write_text(text[: text.index("transactions:")])
+    with pytest.raises(ParseError, match="sysbench"):
+        parsers.parse_file("sysbench", cut)
+
+
+def test_bad_parameters():
+    with pytest.raises(PlanError, match="thread counts must be between 1 and 4096"):
+        kitlib.plan("mysql", threads=[0, 4])
+    with pytest.raises(PlanError, match="buffer_pool_mb"):
+        kitlib.plan("mysql", buffer_pool_mb=1)
+
+
+def test_a_failed_connection_is_a_failed_point_not_numbers(isolated_dirs, monkeypatch, root_netns):
+    """Fault injection: the server is never started, so the real sysbench cannot connect."""
+
+    def prepare_nothing(self, env, peer):
+        self.target = env.address_for_peer(env.layout.ports[0], peer.host_address)
+
+    monkeypatch.setattr(OltpWorkload, "prepare", prepare_nothing)
+    plan = kitlib.plan("mysql", environments=["native"], repetitions=1, threads=[1], seconds=1)
+    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
+    assert result.records.empty
+    assert "FATAL: unable to connect to MySQL server" in result.failures["reason"].iloc[0]
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.netns
+def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dirs):
+    results, figures = isolated_dirs
+    envs = ["native", "docker-nat-overlay"]
+    execute(
+        paths.notebooks_root() / "experiments" / "mysql.ipynb",
+        results / "mysql.ipynb",
+        {
+            "results_dir": str(results),
+            "figures_dir": str(figures),
+            "repetitions": 1,
+            "environments": envs,
+            "threads": [1, 2],
+            "seconds": 2,
+            "warmup_seconds": 1,
+            "rows": 2000,
+            "buffer_pool_mb": 64,
+        },
+    )
+    run_dir = next(results.glob("mysql/*/"))
+    assert not (run_dir / "failures.csv").exists()
+    records = pd.read_csv(run_dir / "records.csv")
+    assert set(records["env"]) == set(envs)
+    tps = records[records["metric"] == "tps"]
+    assert len(tps) == 4 and (tps["value"] > 0).all()
+    cpu = records[records["metric"] == "cpu_utilization"]
+    assert len(cpu) == 4 and cpu["value"].between(0, 100, inclusive="right").all()
+    assert set(records.loc[records["metric"] == "errors", "value"]) <= {0.0, 1.0, 2.0}
+    assert (records["rows"] == 2000).all() and (records["buffer_pool_mb"] == 64).all()
+    assert (figures / "mysql-fig10-13.png").exists()
+    assert leftovers(docker_client) == []
