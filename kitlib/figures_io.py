@@ -2,35 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from kitlib.plots import ENV_COLOURS, _style
-
-
-def _envs(rows: pd.DataFrame) -> list[str]:
-    return sorted(rows["env"].unique(), key=lambda e: (list(ENV_COLOURS).index(e) if e in ENV_COLOURS else 99, e))
-
-
-def grouped_bars(ax, rows: pd.DataFrame, group: str, groups: list[str], ylabel: str) -> None:
-    """Bars of mean ± sd per environment within each group (direction, protocol, job)."""
-    envs = _envs(rows)
-    width = 0.8 / max(len(envs), 1)
-    for i, env in enumerate(envs):
-        stats = rows[rows["env"] == env].groupby(group)["value"].agg(["mean", "std"]).reindex(groups)
-        ax.bar(
-            np.arange(len(groups)) + i * width,
-            stats["mean"],
-            width,
-            yerr=stats["std"].fillna(0),
-            capsize=3,
-            label=env,
-            color=_style(env)["color"],
-        )
-    ax.set_xticks(np.arange(len(groups)) + width * (len(envs) - 1) / 2, groups)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=7)
+from kitlib.plots import _style, env_order, grouped_bars
 
 
 def network(df: pd.DataFrame):
@@ -64,7 +38,7 @@ def block(df: pd.DataFrame):
     grouped_bars(axes[1], rand, "workload", ["rand_read", "rand_write", "rand_mixed"], "IOPS")
     axes[1].set_title("Random, 4 kB (Fig. 6)")
     cdf = df[(df["workload"] == "rand_read_latency") & (df["metric"] == "clat_percentile")]
-    for env in _envs(cdf):
+    for env in env_order(cdf):
         curve = cdf[cdf["env"] == env].groupby("percentile")["value"].mean().sort_index()
         axes[2].plot(curve.values, curve.index / 100.0, label=env, **_style(env))
     axes[2].set_xscale("log")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kitlib import naming
-from kitlib.environments.base import CommandResult
+from kitlib.environments.base import CommandResult, StartStop
 from kitlib.errors import CommandFailed, EnvironmentUnavailable
 from kitlib.procs import loggable, pinned, run_bounded
 
@@ -27,7 +27,7 @@ from kitlib.procs import loggable, pinned, run_bounded
 PEER_SUPERNET = ipaddress.ip_network("10.231.0.0/16")
 
 
-class Peer(abc.ABC):
+class Peer(StartStop, abc.ABC):
     """Runs the client side of a workload."""
 
     kind: str = "abstract"
@@ -42,23 +42,6 @@ class Peer(abc.ABC):
     @abc.abstractmethod
     def host_address(self) -> str:
         """The address of the host under test, as the peer reaches it."""
-
-    def __enter__(self) -> Peer:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    def start(self) -> None:  # noqa: B027 - optional hook
-        """Create what the peer needs."""
-
-    def stop(self) -> None:  # noqa: B027 - optional hook
-        """Remove what `start` created; safe to call twice."""
 
     def run(self, argv: Sequence[str], *, timeout: float, check: bool = True) -> CommandResult:
         """Run a client command pinned to the client CPUs, bounded by `timeout` seconds."""

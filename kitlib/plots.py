@@ -40,11 +40,7 @@ def mean_std(df, x: str, metric: str, **filters):
 def sweep_axes(ax, df, x: str, metric: str, ylabel: str, *, scale: float = 1.0, **filters) -> None:
     """One line per environment of `metric` against `x`, with standard-deviation error bars."""
     table = mean_std(df, x, metric, **filters)
-    order = sorted(
-        table["env"].unique(),
-        key=lambda e: (list(ENV_COLOURS).index(e.split("+")[0]) if e.split("+")[0] in ENV_COLOURS else 99, e),
-    )
-    for env in order:
+    for env in env_order(table):
         rows = table[table["env"] == env]
         ax.errorbar(
             rows[x], rows["mean"] * scale, yerr=rows["std"].fillna(0) * scale, label=env, capsize=3, **_style(env)
@@ -84,22 +80,22 @@ def save(fig, name: str, directory: str | Path | None = None) -> list[Path]:
     return written
 
 
-def stream_kernels(df):
-    """STREAM: the four kernels per environment (GB/s, error bars = standard deviation)."""
-    import matplotlib.pyplot as plt
+def env_order(rows) -> list:
+    """Environments in the kit's fixed order (native first), unknown labels last."""
+    known = list(ENV_COLOURS)
+    return sorted(rows["env"].unique(), key=lambda e: (known.index(e) if e in known else 99, e))
+
+
+def grouped_bars(ax, rows, group: str, groups: list[str], ylabel: str) -> None:
+    """Bars of mean ± sd per environment within each group (kernel, direction, protocol, workload)."""
     import numpy as np
 
-    rows = df[(df["workload"] == "stream") & (df["metric"] == "bandwidth")]
-    if "variant" in rows.columns:
-        rows = rows[rows["variant"] == "Star"]
-    kernels = ["Copy", "Scale", "Add", "Triad"]
-    envs = sorted(rows["env"].unique(), key=lambda e: list(ENV_COLOURS).index(e) if e in ENV_COLOURS else 99)
-    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    envs = env_order(rows)
     width = 0.8 / max(len(envs), 1)
     for i, env in enumerate(envs):
-        stats = rows[rows["env"] == env].groupby("kernel")["value"].agg(["mean", "std"]).reindex(kernels)
+        stats = rows[rows["env"] == env].groupby(group)["value"].agg(["mean", "std"]).reindex(groups)
         ax.bar(
-            np.arange(len(kernels)) + i * width,
+            np.arange(len(groups)) + i * width,
             stats["mean"],
             width,
             yerr=stats["std"].fillna(0),
@@ -107,9 +103,20 @@ def stream_kernels(df):
             label=env,
             color=_style(env)["color"],
         )
-    ax.set_xticks(np.arange(len(kernels)) + width * (len(envs) - 1) / 2, kernels)
-    ax.set_ylabel("bandwidth per process (GB/s)")
-    ax.set_title("STREAM (hpcc StarSTREAM)")
-    ax.legend(fontsize=8)
+    ax.set_xticks(np.arange(len(groups)) + width * (len(envs) - 1) / 2, groups)
+    ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def stream_kernels(df):
+    """STREAM: the four kernels per environment (GB/s, error bars = standard deviation)."""
+    import matplotlib.pyplot as plt
+
+    rows = df[(df["workload"] == "stream") & (df["metric"] == "bandwidth")]
+    if "variant" in rows.columns:
+        rows = rows[rows["variant"] == "Star"]
+    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    grouped_bars(ax, rows, "kernel", ["Copy", "Scale", "Add", "Triad"], "bandwidth per process (GB/s)")
+    ax.set_title("STREAM (hpcc StarSTREAM)")
     return fig

@@ -60,6 +60,11 @@ class Comparison:
     def significant(self) -> bool:
         return self.verdict == "significant"
 
+    @classmethod
+    def not_comparable(cls, reason: str, test: str, n: int, n_baseline: int, ratio: float = float("nan")):
+        nan = float("nan")
+        return cls(ratio, nan, nan, nan, test, n, n_baseline, f"not comparable: {reason}")
+
 
 def compare_samples(values, baseline, test: str = "welch") -> Comparison:
     """Ratio mean(values)/mean(baseline); 95% bootstrap interval; Welch's t or Mann–Whitney U."""
@@ -69,9 +74,9 @@ def compare_samples(values, baseline, test: str = "welch") -> Comparison:
     nan = float("nan")
     if len(a) < 2 or len(b) < 2:
         ratio = float(a.mean() / b.mean()) if len(a) and len(b) and b.mean() else nan
-        return Comparison(ratio, nan, nan, nan, test, len(a), len(b), "not comparable: fewer than 2 runs a side")
+        return Comparison.not_comparable("fewer than 2 runs a side", test, len(a), len(b), ratio)
     if b.mean() == 0:
-        return Comparison(nan, nan, nan, nan, test, len(a), len(b), "not comparable: baseline mean is 0")
+        return Comparison.not_comparable("baseline mean is 0", test, len(a), len(b))
     if test == "welch":
         p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
     elif test == "mannwhitney":
@@ -120,27 +125,9 @@ def compare(df: pd.DataFrame, by: list[str], baseline_env: str = "native", test:
         base = group[group["env"] == baseline_env]
         for env, other in group[group["env"] != baseline_env].groupby("env"):
             if base.empty:
-                result = Comparison(
-                    float("nan"),
-                    float("nan"),
-                    float("nan"),
-                    float("nan"),
-                    test,
-                    len(other),
-                    0,
-                    f"not comparable: no {baseline_env} runs",
-                )
+                result = Comparison.not_comparable(f"no {baseline_env} runs", test, len(other), 0)
             elif set(base["unit"]) != set(other["unit"]):
-                result = Comparison(
-                    float("nan"),
-                    float("nan"),
-                    float("nan"),
-                    float("nan"),
-                    test,
-                    len(other),
-                    len(base),
-                    "not comparable: different units",
-                )
+                result = Comparison.not_comparable("different units", test, len(other), len(base))
             else:
                 result = compare_samples(other["value"], base["value"], test)
             rows.append({**dict(zip(by, key, strict=True)), "env": env, "baseline": baseline_env, **result.__dict__})

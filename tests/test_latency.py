@@ -82,7 +82,7 @@ def test_service_does_real_work_per_request():
 
 
 def test_bad_parameters():
-    with pytest.raises(PlanError, match="quotas must be at least 1000"):
+    with pytest.raises(PlanError, match="quotas .* must be between 1000 and 1e\\+06, got \\[500\\]"):
         kitlib.plan("latency", quotas=[500, 2000])
     with pytest.raises(PlanError, match="known parts: shares, quota, bridge, storage"):
         kitlib.plan("latency", parts=["cpu"])

@@ -28,7 +28,7 @@ def test_quick_plan_is_valid_and_stable():
             "unknown environment 'docker-nat-vol'; known environments: native",
         ),
         ({"clients": [0, 4]}, r"clients: .*between 1 and 10000, got \[0\]"),
-        ({"clients": []}, "clients: at least one client count"),
+        ({"clients": []}, r"clients: client counts must be between 1 and 10000, got \[\]"),
         ({"repetitions": -1}, "repetitions: must be at least 1, got -1"),
         ({"requests": "many"}, "requests: .*integer.*given: 'many'"),
         ({"pipeline": 0}, "pipeline: .*greater than or equal to 1"),

@@ -33,6 +33,27 @@ class CommandResult:
         return self
 
 
+class StartStop:
+    """`with x:` runs start(), and stop() whatever happens after, also if start() fails half-way."""
+
+    def start(self) -> None:  # noqa: B027 - optional hook
+        """Create what is needed."""
+
+    def stop(self) -> None:  # noqa: B027 - optional hook
+        """Remove what start() created; safe to call twice."""
+
+    def __enter__(self):
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
 @dataclass(frozen=True)
 class EnvSpec:
     """An environment label taken apart into its options (see `kitlib.environments.labels`)."""
@@ -69,7 +90,7 @@ class Service(abc.ABC):
         return ""
 
 
-class Environment(abc.ABC):
+class Environment(StartStop, abc.ABC):
     """Where the system under test runs: `native`, `docker-*`, a VM, …"""
 
     kind: str = "abstract"
@@ -86,17 +107,6 @@ class Environment(abc.ABC):
         return self.spec.label
 
     # -- lifecycle -------------------------------------------------------------------------
-    def __enter__(self) -> Environment:
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
     @abc.abstractmethod
     def start(self) -> None:
         """Create what the environment needs; must leave nothing behind if it fails half-way."""

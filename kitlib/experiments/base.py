@@ -21,6 +21,14 @@ from kitlib.planning import PROFILES, Plan, explain, parse_value
 from kitlib.records import Measurement
 
 
+def sorted_within(values: list[int], low: float, high: float, what: str) -> list[int]:
+    """A swept list: not empty, every value in [low, high], returned sorted without repeats."""
+    bad = [v for v in values if v < low or v > high]
+    if not values or bad:
+        raise ValueError(f"{what} must be between {low:g} and {high:g}, got {bad or values}")
+    return sorted(set(values))
+
+
 @dataclass
 class RawResult:
     """Raw outputs of one measured point, by name (each saved as a file), plus kit-made measurements."""

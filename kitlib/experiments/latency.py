@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kitlib import services
 from kitlib.environments.base import Environment
 from kitlib.environments.labels import parse_label
-from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
 from kitlib.peer import Peer
 
 PARTS = ("shares", "quota", "bridge", "storage")
@@ -63,30 +63,22 @@ class LatencyParams(BaseModel):
     @field_validator("quotas")
     @classmethod
     def _quotas(cls, value: list[int]) -> list[int]:
-        if not value or any(q < 1000 for q in value):
-            raise ValueError(f"quotas must be at least 1000 µs (the kernel's minimum), got {value}")
-        return sorted(set(value))
+        return sorted_within(value, 1000, 1_000_000, "quotas (µs; the kernel's minimum is 1000)")
 
     @field_validator("layers")
     @classmethod
     def _layers(cls, value: list[int]) -> list[int]:
-        if not value or any(k < 1 or k > 100 for k in value):
-            raise ValueError(f"layer counts must be between 1 and 100, got {value}")
-        return sorted(set(value))
+        return sorted_within(value, 1, 100, "layer counts")
 
     @field_validator("copyup_sizes_mb", "write_sizes_kb")
     @classmethod
     def _positive_sizes(cls, value: list[int]) -> list[int]:
-        if not value or any(s < 1 or s > 4096 for s in value):
-            raise ValueError(f"sizes must be between 1 and 4096, got {value}")
-        return sorted(set(value))
+        return sorted_within(value, 1, 4096, "sizes")
 
     @field_validator("sizes_kb")
     @classmethod
     def _sizes(cls, value: list[int]) -> list[int]:
-        if not value or any(s < 1 or s > 1024 for s in value):
-            raise ValueError(f"sizes must be between 1 and 1024 KB, got {value}")
-        return sorted(set(value))
+        return sorted_within(value, 1, 1024, "message sizes (KB)")
 
 
 class RequestResponse(Workload):

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib import cpu_sampler
 from kitlib.environments.base import Environment
-from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
 from kitlib.peer import Peer
 from kitlib.records import Measurement
 
@@ -38,9 +38,7 @@ class MysqlParams(BaseModel):
     @field_validator("threads")
     @classmethod
     def _threads(cls, value: list[int]) -> list[int]:
-        if not value or any(t < 1 or t > 4096 for t in value):
-            raise ValueError(f"thread counts must be between 1 and 4096, got {value}")
-        return sorted(set(value))
+        return sorted_within(value, 1, 4096, "thread counts")
 
 
 class OltpWorkload(Workload):

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib.environments.base import Environment
-from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
 from kitlib.peer import Peer
 from kitlib.records import Measurement
 
@@ -34,12 +34,7 @@ class RedisParams(BaseModel):
     @field_validator("clients")
     @classmethod
     def _clients(cls, value: list[int]) -> list[int]:
-        if not value:
-            raise ValueError("at least one client count is needed")
-        bad = [c for c in value if c < 1 or c > 10_000]
-        if bad:
-            raise ValueError(f"client counts must be between 1 and 10000, got {bad}")
-        return sorted(set(value))
+        return sorted_within(value, 1, 10_000, "client counts")
 
 
 class RedisWorkload(Workload):
