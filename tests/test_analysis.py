@@ -44,6 +44,7 @@ def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
         table = pd.read_csv(tmp_path / "tables" / "redis-statistics.csv")
         assert {"mean", "std", "median", "min", "max", "n", "ci_low", "ci_high"} <= set(table.columns)
         assert (tmp_path / "tables" / "redis-vs-native.csv").exists()
+        assert "PXZ (MB/s)" in (tmp_path / "tables" / "table1.md").read_text()
     if name in ("figures", "claims"):
         for figure in ("redis-fig8-9-throughput-latency", "latency-fig2-quota", "latency-fig3-bridge"):
             assert (tmp_path / "figures" / f"{figure}.png").exists()
