@@ -83,7 +83,8 @@ def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dir
     assert len(tps) == 4 and (tps["value"] > 0).all()
     cpu = records[records["metric"] == "cpu_utilization"]
     assert len(cpu) == 4 and cpu["value"].between(0, 100, inclusive="right").all()
-    assert set(records.loc[records["metric"] == "errors", "value"]) <= {0.0, 1.0, 2.0}
+    errors = records[records["metric"] == "errors"]  # deadlocks sysbench ignored: counted, never hidden
+    assert len(errors) == 4 and (errors["value"] >= 0).all()
     assert (records["rows"] == 2000).all() and (records["buffer_pool_mb"] == 64).all()
     assert (figures / "mysql-fig10-13.png").exists()
     assert leftovers(docker_client) == []
