@@ -97,8 +97,9 @@ def test_redis_on_a_remote_native_host(sshd, tmp_path):
     session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
     assert session["environments"]["native"]["remote_host"] == sshd["target"]
     assert session["peer"]["kind"] == "local" and session["peer"]["host_address"] == "127.0.0.1"
-    left = subprocess.run(["pgrep", "-f", "redis-server --port"], capture_output=True, text=True).stdout
-    assert left == "", "the remote server must be stopped"
+    for port in session["layout"]["ports"]:  # the remote server is stopped: nothing listens on its port
+        listening = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True).stdout
+        assert listening.strip() == "", listening
     assert not list(Path("/var/tmp").glob(f"{session['run_label']}-native-*")), "remote scratch removed"
 
 
