@@ -47,6 +47,10 @@ def clean_network() -> list[str]:
     for line in namespaces.splitlines():
         name = line.split()[0] if line.split() else ""
         if name.startswith(naming.PREFIX) and _orphaned(name):
+            pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
+            for pid in pids:  # clients a killed run left behind in its peer namespace
+                subprocess.run(["kill", "-KILL", pid], capture_output=True, check=False)
+                removed.append(f"process {pid} in netns {name}")
             subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
             removed.append(f"netns {name}")
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=False).stdout
@@ -78,4 +82,5 @@ def clean_vms() -> list[str]:
 
 
 def clean_leftovers() -> list[str]:
-    return clean_docker() + clean_vms() + clean_network() + clean_scratch()
+    # the peer namespaces first: their load generators stop before the servers they talk to disappear
+    return clean_network() + clean_vms() + clean_docker() + clean_scratch()
