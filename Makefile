@@ -23,7 +23,7 @@ DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux pyt
 help:
 	@echo "make reproduce   quick profile of every experiment on every environment here, then the analysis"
 	@echo "make test        the test suite (unit + integration with real tools and Docker)"
-	@echo "make test-fast   the tests that need neither Docker, namespaces nor VMs"
+	@echo "make test-fast   the tests without the slow integration runs"
 	@echo "make lint        ruff"
 
 setup: system python docker
