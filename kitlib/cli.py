@@ -108,8 +108,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kitlib.notebooks import execute_experiment
 
     output = execute_experiment(experiment, plan, overrides)
+    from kitlib.store import RunStore
+
+    store = RunStore(output.parent)
+    records, failures = store.consolidate(), store.failures()
     print(f"executed notebook: {output}")
-    return 0
+    print(f"{len(records)} records, {len(failures)} failed points in {store.root}")
+    for _, row in failures.head(5).iterrows():
+        print(f"  failed: {row['unit']}: {str(row['reason']).splitlines()[0][:200]}")
+    return 1 if len(failures) else 0
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
