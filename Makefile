@@ -16,7 +16,8 @@ STAMP := $(ENV_DIR)/.kitlib-installed
 
 DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux python3-venv python3-pip \
   redis-server redis-tools fio sysbench mariadb-server mariadb-client hpcc openmpi-bin libopenblas0-openmp xz-utils \
-  nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server
+  nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server \
+  libvirt-clients libxml2-utils
 
 .PHONY: help setup system python docker test test-fast reproduce lint clean-leftovers
 
@@ -62,9 +63,9 @@ docker:
 	for i in $$(seq 60); do docker info >/dev/null 2>&1 && exit 0; sleep 1; done; \
 	echo "dockerd did not answer within 60 s; see /var/log/kitlib-dockerd.log"; exit 1
 
-# As root the real engine and namespaces must be there: a missing one fails the tests instead of skipping them.
+# As root the real engine, namespaces and a TCG guest must be there: a missing one fails the tests instead of skipping them.
 comma := ,
-REQUIRE := $(if $(filter 0,$(shell id -u)),docker$(comma)netns,)
+REQUIRE := $(if $(filter 0,$(shell id -u)),docker$(comma)netns$(comma)vm,)
 
 test: setup
 	KIT_REQUIRE=$(REQUIRE) $(PY) -m pytest -q

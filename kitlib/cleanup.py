@@ -41,7 +41,8 @@ def clean_docker() -> list[str]:
     return removed
 
 
-def clean_network() -> list[str]:
+def clean_namespaces() -> list[str]:
+    """Peer namespaces of dead runs, and the load generators still running in them."""
     removed = []
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
     for line in namespaces.splitlines():
@@ -53,6 +54,12 @@ def clean_network() -> list[str]:
                 removed.append(f"process {pid} in netns {name}")
             subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
             removed.append(f"netns {name}")
+    return removed
+
+
+def clean_links() -> list[str]:
+    """veths and taps of dead runs."""
+    removed = []
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=False).stdout
     for line in links.splitlines():
         name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
@@ -82,5 +89,6 @@ def clean_vms() -> list[str]:
 
 
 def clean_leftovers() -> list[str]:
-    # the peer namespaces first: their load generators stop before the servers they talk to disappear
-    return clean_network() + clean_vms() + clean_docker() + clean_scratch()
+    # the peer namespaces first: their load generators stop before the servers they talk to disappear;
+    # VMs before links: a tap goes once its QEMU has exited
+    return clean_namespaces() + clean_vms() + clean_links() + clean_docker() + clean_scratch()

@@ -64,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     clean = sub.add_parser("clean", help="remove what interrupted runs left behind")
     clean.set_defaults(func=cmd_clean)
 
+    vm = sub.add_parser("vm", help="VM guests: `kit vm prepare` builds the guest disk and tests KVM by a boot")
+    vm.add_argument("action", choices=["prepare"])
+    vm.set_defaults(func=cmd_vm)
+
     reproduce = sub.add_parser("reproduce", help="quick profile of every experiment on every available environment")
     reproduce.add_argument("--profile", default="quick")
     reproduce.add_argument("--experiment", action="append", dest="experiments", default=None)
@@ -140,6 +144,15 @@ def cmd_clean(_args: argparse.Namespace) -> int:
     for item in removed:
         print(f"removed {item}")
     print(f"{len(removed)} leftover(s) removed")
+    return 0
+
+
+def cmd_vm(_args: argparse.Namespace) -> int:
+    from kitlib.vm.prepare import prepare_guest
+
+    guest, verdict = prepare_guest()
+    print(f"guest disk: {guest.disk} (image {guest.image}, kernel {guest.kernel_release})")
+    print(f"KVM: {'usable' if verdict.usable else 'not usable'}: {verdict.reason}")
     return 0
 
 

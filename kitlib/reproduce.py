@@ -6,6 +6,7 @@ because it measures an emulator, not a hypervisor.
 
 from __future__ import annotations
 
+import os
 import traceback
 
 from kitlib import experiments, paths
@@ -20,6 +21,20 @@ def summary_path():
     return paths.results_root() / "summary.md"
 
 
+def _prove_kvm() -> None:
+    """Where /dev/kvm exists, build the guest and boot it under KVM once, so that the VM labels
+    are offered only when KVM really works (the verdict is cached)."""
+    if not os.path.exists("/dev/kvm"):
+        return
+    try:
+        from kitlib.vm.prepare import prepare_guest
+
+        _, verdict = prepare_guest()
+        print(f"KVM: {'usable' if verdict.usable else 'not usable'}: {verdict.reason}")
+    except Exception as exc:  # no Docker, no QEMU: `kit envs` below says which
+        print(f"KVM not tested: {str(exc).splitlines()[0][:300]}")
+
+
 def environments_for(default_envs, offered: dict[str, bool]) -> list[str]:
     chosen = [label for label in default_envs if offered.get(label.split("+")[0])]
     chosen += [label for label in VM_LABELS_WHEN_KVM if offered.get(label) and label not in chosen]
@@ -27,8 +42,10 @@ def environments_for(default_envs, offered: dict[str, bool]) -> list[str]:
 
 
 def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
-    offered = {row.label: row.available for row in availability()}
-    skipped = [f"{row.label} ({row.reason})" for row in availability() if not row.available]
+    _prove_kvm()
+    rows = availability()
+    offered = {row.label: row.available for row in rows}
+    skipped = [f"{row.label} ({row.reason})" for row in rows if not row.available]
     if skipped:
         print("not offered on this host: " + "; ".join(skipped))
     failures = 0

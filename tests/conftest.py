@@ -1,7 +1,7 @@
 """Shared fixtures: a real Docker engine, root for namespaces, and checks that nothing is left behind.
 
 Where a requirement is missing the test is skipped, unless KIT_REQUIRE names it (make test sets
-KIT_REQUIRE=docker,netns as root), in which case the missing requirement is a failure.
+KIT_REQUIRE=docker,netns,vm as root), in which case the missing requirement is a failure.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ REQUIRED = set(filter(None, os.environ.get("KIT_REQUIRE", "").split(",")))
 DATA = Path(__file__).parent / "data"
 
 
-def _missing(what: str, reason: str):
+def missing(what: str, reason: str):
+    """Skip for want of `what`, or fail where KIT_REQUIRE says it must be there."""
     if what in REQUIRED:
         pytest.fail(f"{what} is required here (KIT_REQUIRE) but unavailable: {reason}")
     pytest.skip(reason)
@@ -32,13 +33,13 @@ def docker_client():
     try:
         return connect()
     except EnvironmentUnavailable as exc:
-        _missing("docker", str(exc))
+        missing("docker", str(exc))
 
 
 @pytest.fixture(scope="session")
 def root_netns():
     if os.geteuid() != 0:
-        _missing("netns", "network namespaces need root")
+        missing("netns", "network namespaces need root")
 
 
 @pytest.fixture(scope="session")

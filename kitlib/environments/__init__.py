@@ -40,7 +40,7 @@ def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool
         from kitlib.environments.remote import RemoteNativeEnvironment
 
         cls = RemoteNativeEnvironment
-    if spec.kind == "docker":
+    if spec.kind in ("docker", "vm"):
         kind_options.setdefault("image", None)
         if kind_options["image"] is None:
             raise EnvironmentUnavailable(f"{label}: no benchmark image given")
@@ -80,6 +80,13 @@ def availability() -> list[Availability]:
     return rows
 
 
+def availability_of(label: str) -> tuple[bool, str]:
+    """(available, reason) for one label (with or without options)."""
+    base = parse_label(label).label.split("+")[0]
+    row = next(row for row in availability() if row.label == base)
+    return row.available, row.reason
+
+
 def _docker_status() -> tuple[bool, str]:
     from kitlib.environments.docker import docker_client
 
@@ -115,6 +122,7 @@ __all__ = [
     "Layout",
     "Service",
     "availability",
+    "availability_of",
     "create",
     "describe_label",
     "known_labels",

@@ -81,11 +81,15 @@ class RemoteNativeEnvironment(Environment):
         self.connection = None
 
     def _execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
-        return ssh.run(self.connection, pinned(argv, self.layout.sut_cpus if cpus is None else cpus), timeout)
+        return ssh.run(self.connection, self._pin(argv, cpus), timeout)
+
+    def _pin(self, argv: list[str], cpus: Sequence[int] | None) -> list[str]:
+        """argv pinned to `cpus` (the system under test's by default) of the remote host."""
+        return pinned(argv, self.layout.sut_cpus if cpus is None else cpus)
 
     def _spawn(self, name: str, argv: list[str]) -> Service:
         pidfile = f"{self.workdir}/{name}.pid"
-        inner = f"echo $$ > {pidfile}; exec {shlex.join(pinned(argv, self.layout.sut_cpus))}"
+        inner = f"echo $$ > {pidfile}; exec {shlex.join(self._pin(argv, None))}"
         script = f"setsid sh -c {shlex.quote(inner)} > {self.workdir}/{name}.log 2>&1 < /dev/null &"
         self._execute(["sh", "-c", script], timeout=30, cpus=[])
         return RemoteService(name, self, pidfile)

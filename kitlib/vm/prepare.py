@@ -1,0 +1,19 @@
+"""Build the guest disk ahead of a run and prove (or disprove) KVM by booting its kernel.
+
+`kit envs` must answer quickly, so it only reads a cached KVM verdict; this is what makes one:
+`kit vm prepare`, and `make reproduce` on a host that has /dev/kvm.
+"""
+
+from __future__ import annotations
+
+from kitlib.vm.accel import KvmVerdict, kvm_verdict
+from kitlib.vm.guest_image import GuestArtifacts, ensure_guest
+
+
+def prepare_guest(base_image: str = "debian:bookworm-slim", *, notify=print) -> tuple[GuestArtifacts, KvmVerdict]:
+    from kitlib.environments.docker import docker_client
+    from kitlib.image import ensure_image
+
+    client = docker_client()
+    guest = ensure_guest(client, ensure_image(client, base_image, notify=notify), notify=notify)
+    return guest, kvm_verdict(guest.kernel)

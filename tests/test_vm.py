@@ -1,0 +1,208 @@
+"""The VM environment: QEMU command lines and libvirt XML from a config, and a real guest under TCG
+that boots, runs a microbenchmark and the Redis experiment, and leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import kitlib
+from kitlib import cpus, environments, naming, paths
+from kitlib.errors import EnvironmentUnavailable, PlanError
+from kitlib.vm import qemu_processes
+from kitlib.vm.libvirt import domain_xml
+from kitlib.vm.qemu import VmConfig, command_line
+
+from .conftest import missing
+
+
+def _config(tmp_path: Path, *, tuned: bool, accel: str = "kvm", fmt: str = "raw") -> VmConfig:
+    return VmConfig(
+        name="kit1x0abc-kvm",
+        accel=accel,
+        tuned=tuned,
+        vcpus=2,
+        memory_mib=2048,
+        host_cpus=[2, 3],
+        disk=tmp_path / f"disk.{fmt}",
+        disk_format=fmt,
+        seed=tmp_path / "seed.img",
+        kernel=tmp_path / "vmlinuz",
+        initrd=tmp_path / "initrd.img",
+        tap="kt1x0abc",
+        mac="52:54:00:01:02:03",
+        vhost=accel == "kvm",
+        hugepages=tuned,
+        disk_cache="none",
+        workdir=tmp_path,
+    )
+
+
+def test_stock_and_tuned_command_lines_differ_as_the_paper_tuned(tmp_path):
+    stock = command_line(_config(tmp_path, tuned=False))
+    tuned = command_line(_config(tmp_path, tuned=True))
+    assert stock[stock.index("-cpu") + 1] == "qemu64" and tuned[tuned.index("-cpu") + 1] == "host"
+    assert stock[stock.index("-smp") + 1] == "2"
+    assert tuned[tuned.index("-smp") + 1] == "2,sockets=1,cores=2,threads=1"
+    assert "-mem-path" not in stock and tuned[tuned.index("-mem-path") + 1] == "/dev/hugepages"
+    assert any(a.startswith("tap,id=net0,ifname=kt1x0abc") and a.endswith("vhost=on") for a in stock)
+    assert any("if=virtio,format=raw,cache=none" in a for a in stock)
+
+
+def test_tcg_is_never_given_the_host_cpu_or_vhost(tmp_path):
+    argv = command_line(_config(tmp_path, tuned=True, accel="tcg"))
+    assert argv[argv.index("-accel") + 1] == "tcg,thread=multi"
+    assert argv[argv.index("-cpu") + 1] == "qemu64"
+
+
+def test_vm_labels_parse_and_qcow2_is_vm_only():
+    assert environments.parse_label("qemu-tcg").kind == "vm"
+    assert environments.parse_label("kvm-tuned+qcow2").storage == "qcow2"
+    with pytest.raises(PlanError, match="VM environments only"):
+        environments.parse_label("docker-host-volume+qcow2")
+
+
+@pytest.mark.skipif(shutil.which("virt-xml-validate") is None, reason="virt-xml-validate (libvirt-clients) missing")
+@pytest.mark.parametrize("tuned", [False, True])
+def test_libvirt_domain_is_valid_and_matches_the_config(tmp_path, tuned):
+    config = _config(tmp_path, tuned=tuned, fmt="qcow2")
+    path = tmp_path / "domain.xml"
+    path.write_text(domain_xml(config))
+    done = subprocess.run(["virt-xml-validate", str(path), "domain"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    domain = ET.parse(path).getroot()
+    assert domain.get("type") == "kvm" and domain.findtext("vcpu") == "2"
+    assert domain.find("devices/disk/driver").get("type") == "qcow2"
+    assert domain.find("devices/interface/target").get("dev") == "kt1x0abc"
+    pins = {p.get("vcpu"): p.get("cpuset") for p in domain.iter("vcpupin")}
+    assert pins == ({"0": "2", "1": "3"} if tuned else {})
+    assert (domain.find("cpu").get("mode") == "host-passthrough") is tuned
+    assert (domain.find("memoryBacking/hugepages") is not None) is tuned
+
+
+# -- a real guest under TCG --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def qemu_tcg(docker_client, root_netns, bench_image):
+    ok, reason = environments.availability_of("qemu-tcg")
+    if not ok:
+        missing("vm", f"qemu-tcg cannot run here: {reason}")
+    return bench_image
+
+
+def vm_leftovers(owner_pid: int) -> list[str]:
+    """QEMU processes, taps, forwarding rules and scratch copies made by the process `owner_pid`."""
+    found = [f"qemu {name}" for _, name in qemu_processes() if naming.owner_pid(name) == owner_pid]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0]
+        if name.startswith("kt") and naming.owner_pid(name) == owner_pid:
+            found.append(f"tap {name}")
+    rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
+    found += [f"rule {line}" for line in rules.splitlines() if f"kitlib:kit{owner_pid}x" in line]
+    if paths.scratch_root().exists():
+        found += [f"scratch {p.name}" for p in paths.scratch_root().iterdir() if naming.owner_pid(p.name) == owner_pid]
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.vm
+def test_guest_boots_runs_a_microbenchmark_and_is_removed(qemu_tcg):
+    layout = cpus.split(1, [])
+    env = environments.create(
+        "qemu-tcg", layout, run_label=naming.new_run_label(), peer_reaches_nat=True, image=qemu_tcg
+    )
+    with env:
+        assert vm_leftovers(os.getpid()), "the VM, its tap and its disk copy exist while it runs"
+        facts = env.describe()
+        assert facts["accel"] == "tcg" and "KVM" not in facts["hypervisor"]
+        assert 0 < facts["boot_to_ready_s"] < 420
+        assert env.run(["nproc"], timeout=60).output.strip() == "1"
+        assert "OMPI_MCA_btl=self,vader" in env.run(["env"], timeout=60).output, "the image's environment"
+        corpus = f"{env.data_dir}/corpus"
+        env.run(["sh", "-c", f"seq 1 200000 > {corpus}"], timeout=120)
+        timed = env.run(["bash", "-c", f"TIMEFORMAT=%R; time xz -T1 -2 -c {corpus} > /dev/null"], timeout=300)
+        assert float(timed.output.strip().splitlines()[-1]) > 0
+        guest_redis = env.run(["dpkg-query", "-W", "-f=${Version}", "redis-server"], timeout=60).output
+        image_redis = subprocess.run(
+            ["docker", "run", "--rm", qemu_tcg, "dpkg-query", "-W", "-f=${Version}", "redis-server"],
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert guest_redis == image_redis, "the guest runs the image's binaries"
+    assert vm_leftovers(os.getpid()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.vm
+def test_a_boot_that_times_out_says_why_and_leaves_nothing(qemu_tcg):
+    layout = cpus.split(1, [])
+    env = environments.create(
+        "qemu-tcg", layout, run_label=naming.new_run_label(), peer_reaches_nat=True, image=qemu_tcg, boot_timeout=3
+    )
+    with pytest.raises(EnvironmentUnavailable, match=r"did not answer SSH within 3 s") as raised:
+        with env:
+            pass
+    assert "console.log" in str(raised.value) or "qemu.log" in str(raised.value), "the guest's last words"
+    assert vm_leftovers(os.getpid()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.vm
+def test_redis_notebook_on_qemu_tcg_is_labelled_as_emulation(qemu_tcg, isolated_dirs):
+    results, figures = isolated_dirs
+    done = subprocess.run(
+        [sys.executable, "-m", "kitlib.cli", "run", "redis", "--env", "qemu-tcg", "--repetitions", "1"]
+        + ["-p", "clients", "[1, 4]", "-p", "requests", "5000"],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env={**os.environ, "KIT_RESULTS": str(results), "KIT_FIGURES": str(figures)},
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    plan = kitlib.plan("redis", environments=["qemu-tcg"], repetitions=1, clients=[1, 4], requests=5000)
+    run_dir = results / "redis" / plan.run_id
+    records = pd.read_csv(run_dir / "records.csv")
+    assert set(records["env"]) == {"qemu-tcg"} and (records["value"] > 0).all()
+    assert len(records[(records["op"] == "mix") & (records["metric"] == "throughput")]) == 2
+    session = json.loads((run_dir / "provenance.json").read_text())["sessions"][-1]
+    vm = session["environments"]["qemu-tcg"]
+    assert vm["accel"] == "tcg" and vm["vm"]["cpu_model"] == "qemu64" and vm["boot_to_ready_s"] > 0
+    assert "redis-server" in session["tool_versions"]["qemu-tcg"]
+    domain = ET.parse(run_dir / "libvirt" / "qemu-tcg.xml").getroot()
+    assert domain.get("type") == "qemu", "libvirt's name for an emulated domain"
+
+
+@pytest.mark.slow
+@pytest.mark.vm
+def test_sigint_during_a_vm_run_removes_everything(qemu_tcg, isolated_dirs):
+    argv = [sys.executable, "-m", "kitlib.cli", "run", "redis", "--no-notebook", "--env", "qemu-tcg"]
+    argv += ["--repetitions", "1", "-p", "clients", "[1]", "-p", "requests", "50000000"]
+    proc = subprocess.Popen(
+        argv,
+        env={**os.environ, "KIT_RESULTS": str(isolated_dirs[0])},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 600
+    while not any(item.startswith("qemu") for item in vm_leftovers(proc.pid)):
+        assert proc.poll() is None, proc.stdout.read()
+        assert time.monotonic() < deadline, "the VM did not start"
+        time.sleep(0.5)
+    time.sleep(5)  # mid-boot: QEMU, tap, rules and disk copy all exist
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, output
+    assert vm_leftovers(proc.pid) == []
