@@ -15,6 +15,7 @@ _MODULES = {
     "net": "kitlib.experiments.net",
     "block": "kitlib.experiments.block",
     "mysql": "kitlib.experiments.mysql",
+    "startup": "kitlib.experiments.startup",
 }
 
 
