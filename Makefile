@@ -17,7 +17,7 @@ STAMP := $(ENV_DIR)/.kitlib-installed
 DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux python3-venv python3-pip \
   redis-server redis-tools fio sysbench mariadb-server mariadb-client hpcc openmpi-bin libopenblas0-openmp xz-utils \
   nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server \
-  libvirt-clients libxml2-utils
+  libvirt-clients libxml2-utils lxc
 
 .PHONY: help setup system python docker test test-fast reproduce lint clean-leftovers
 
@@ -65,7 +65,7 @@ docker:
 
 # As root the real engine, namespaces and a TCG guest must be there: a missing one fails the tests instead of skipping them.
 comma := ,
-REQUIRE := $(if $(filter 0,$(shell id -u)),docker$(comma)netns$(comma)vm,)
+REQUIRE := $(if $(filter 0,$(shell id -u)),docker$(comma)netns$(comma)vm$(comma)lxc,)
 
 test: setup
 	KIT_REQUIRE=$(REQUIRE) $(PY) -m pytest -q

@@ -58,8 +58,13 @@ def clean_namespaces() -> list[str]:
 
 
 def clean_links() -> list[str]:
-    """veths and taps of dead runs."""
+    """veths and taps of dead runs, and the FORWARD rules that let the peer reach them."""
+    from kitlib import forwarding
+
     removed = []
+    for rule in forwarding.orphaned(_orphaned):
+        forwarding.remove(rule)
+        removed.append(f"iptables rule {' '.join(rule)}")
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=False).stdout
     for line in links.splitlines():
         name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
@@ -80,6 +85,16 @@ def clean_scratch() -> list[str]:
     return removed
 
 
+def clean_system_containers() -> list[str]:
+    from kitlib.environments.lxc import orphaned_containers
+
+    removed = []
+    for lxcpath, name in orphaned_containers(_orphaned):
+        subprocess.run(["lxc-stop", "-P", lxcpath, "-n", name, "-k"], capture_output=True, check=False)
+        removed.append(f"system container {name}")
+    return removed
+
+
 def clean_vms() -> list[str]:
     try:
         from kitlib.vm import cleanup_leftovers
@@ -90,5 +105,7 @@ def clean_vms() -> list[str]:
 
 def clean_leftovers() -> list[str]:
     # the peer namespaces first: their load generators stop before the servers they talk to disappear;
-    # VMs before links: a tap goes once its QEMU has exited
-    return clean_namespaces() + clean_vms() + clean_links() + clean_docker() + clean_scratch()
+    # VMs and system containers before links: a tap or veth goes once its user has exited
+    return (
+        clean_namespaces() + clean_vms() + clean_system_containers() + clean_links() + clean_docker() + clean_scratch()
+    )

@@ -20,6 +20,7 @@ ENV_COLOURS = {
     "kvm": "#2ca02c",
     "kvm-tuned": "#98df8a",
     "qemu-tcg": "#9467bd",
+    "lxc": "#8c564b",
 }
 
 

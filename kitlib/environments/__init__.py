@@ -16,6 +16,7 @@ _KINDS = {
     "native": "kitlib.environments.native:NativeEnvironment",
     "docker": "kitlib.environments.docker:DockerEnvironment",
     "vm": "kitlib.environments.vm:VmEnvironment",
+    "lxc": "kitlib.environments.lxc:LxcEnvironment",
 }
 
 
@@ -40,7 +41,7 @@ def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool
         from kitlib.environments.remote import RemoteNativeEnvironment
 
         cls = RemoteNativeEnvironment
-    if spec.kind in ("docker", "vm"):
+    if spec.kind in ("docker", "vm", "lxc"):
         kind_options.setdefault("image", None)
         if kind_options["image"] is None:
             raise EnvironmentUnavailable(f"{label}: no benchmark image given")
@@ -74,6 +75,8 @@ def availability() -> list[Availability]:
                 ok, reason = False, "needs root for the peer namespace (loopback would measure docker-proxy, not NAT)"
             elif ok and network == "nat":
                 reason += "; client in a peer namespace reaches it through DNAT"
+        elif kind == "lxc":
+            ok, reason = _lxc_status(docker_ok, docker_reason, root)
         else:
             ok, reason = vm_status(label)
         rows.append(Availability(label, ok, reason, description))
@@ -85,6 +88,16 @@ def availability_of(label: str) -> tuple[bool, str]:
     base = parse_label(label).label.split("+")[0]
     row = next(row for row in availability() if row.label == base)
     return row.available, row.reason
+
+
+def _lxc_status(docker_ok: bool, docker_reason: str, root: bool) -> tuple[bool, str]:
+    if shutil.which("lxc-start") is None:
+        return False, "LXC is not installed (apt-get install lxc)"
+    if not root:
+        return False, "needs root (lxc-start, and a routed veth the peer reaches)"
+    if not docker_ok:
+        return False, f"its root filesystem is unpacked from the benchmark image: {docker_reason}"
+    return True, "LXC system container (systemd as init), reached from the peer namespace through a routed veth"
 
 
 def _docker_status() -> tuple[bool, str]:

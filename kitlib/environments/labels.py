@@ -22,6 +22,7 @@ BASE_LABELS: dict[str, tuple[str, str | None, str | None, str]] = {
     "kvm": ("vm", "tap", "raw", "QEMU with KVM, stock configuration"),
     "kvm-tuned": ("vm", "tap", "raw", "QEMU with KVM, vCPUs pinned, host CPU model and topology, huge pages"),
     "qemu-tcg": ("vm", "tap", "raw", "QEMU with software emulation (TCG): an emulator, not a hypervisor"),
+    "lxc": ("lxc", "routed", "dir", "LXC system container: the image's root filesystem booting its own init"),
 }
 
 #: suffix option -> (regex of its value, converter, description)
@@ -32,6 +33,14 @@ _SUFFIXES = {
     "cpus": (r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*", str, "CPU set"),
     "mem": (r"\d+[kmg]", str, "memory limit"),
     "qcow2": (r"", lambda _v: True, "VM disk as qcow2 instead of raw"),
+}
+
+
+#: the options each kind honours (any other is refused, never silently ignored)
+_OPTIONS_BY_KIND = {
+    "docker": {"shares", "quota", "period", "cpus", "mem"},
+    "vm": {"mem", "qcow2"},
+    "lxc": {"cpus", "mem"},
 }
 
 
@@ -69,6 +78,10 @@ def parse_label(label: str) -> EnvSpec:
         if kind != "vm":
             raise PlanError(f"{label!r}: qcow2 applies to VM environments only")
         storage = "qcow2"
+    unsupported = sorted(set(options) - _OPTIONS_BY_KIND.get(kind, set(_SUFFIXES)))
+    if unsupported and kind != "native":
+        allowed = ", ".join(sorted(_OPTIONS_BY_KIND[kind]))
+        raise PlanError(f"{label!r}: option(s) {', '.join(unsupported)} do not apply to {kind}; it takes: {allowed}")
     return EnvSpec(label=label, kind=kind, network=network, storage=storage, options=options)
 
 

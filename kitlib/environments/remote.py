@@ -25,8 +25,13 @@ class RemoteService(Service):
 
     def _kill(self, signal_name: str) -> bool:
         """Signal the service's whole process group (it is a session leader)."""
-        script = f'pid=$(cat {self.pidfile} 2>/dev/null) && /bin/kill -s {signal_name} -- -"$pid"'
+        script = f'pid=$(cat {self.pidfile} 2>/dev/null) && /bin/kill -{signal_name} -- -"$pid"'
         return self.env._execute(["sh", "-c", script], timeout=30, cpus=[])[0] == 0
+
+    def log_tail(self, lines: int = 15) -> str:
+        log = self.pidfile.removesuffix(".pid") + ".log"
+        code, output = self.env._execute(["tail", "-n", str(lines), log], timeout=30, cpus=[])
+        return output.strip() if code == 0 else ""
 
     def alive(self) -> bool:
         starting = self.env._execute(["test", "-e", self.pidfile], timeout=30, cpus=[])[0] != 0
@@ -36,7 +41,7 @@ class RemoteService(Service):
         if self.env.connection is not None and self._kill("TERM"):
             wait = (
                 f'pid=$(cat {self.pidfile}); for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; '
-                'sleep 0.1; done; /bin/kill -s KILL -- -"$pid"'
+                'sleep 0.1; done; /bin/kill -KILL -- -"$pid"'
             )
             self.env._execute(["sh", "-c", wait], timeout=30, cpus=[])
 

@@ -34,8 +34,7 @@ def qemu_processes() -> list[tuple[int, str]]:
 
 
 def cleanup_leftovers() -> list[str]:
-    """Stop QEMU processes and drop forwarding rules whose owning run is gone."""
-    from kitlib.vm.network import orphaned_forward_rules, remove_forward_rule
+    """Stop QEMU processes whose owning run is gone."""
 
     def orphaned(name: str) -> bool:
         owner = naming.owner_pid(name)
@@ -46,9 +45,6 @@ def cleanup_leftovers() -> list[str]:
         if orphaned(name):
             _terminate(pid)
             removed.append(f"vm {name} (qemu pid {pid})")
-    for rule in orphaned_forward_rules(orphaned):
-        remove_forward_rule(rule)
-        removed.append(f"iptables rule {' '.join(rule)}")
     return removed
 
 

@@ -142,6 +142,45 @@ def ensure_guest(client, bench_image: str, *, headroom_mib: int = DEFAULT_HEADRO
     return GuestArtifacts(root, tag, image.id, list(env))
 
 
+@dataclass(frozen=True)
+class SystemTree:
+    """The guest's root filesystem as a directory, for a system container that boots its own init."""
+
+    rootfs: Path
+    image: str
+    image_id: str
+    env: list[str]
+
+
+def ensure_system_tree(client, bench_image: str, *, notify=print) -> SystemTree:
+    """The guest image (benchmark image + systemd) unpacked once per image, with the VM-only seed
+    unit masked: a system container gets its address from LXC, and commands through lxc-attach."""
+    from kitlib.image import _build_lock, ensure_derived
+
+    tag = ensure_derived(client, bench_image, GUEST_STEPS, REPOSITORY, notify=notify)
+    image = client.images.get(tag)
+    root = paths.cache_root() / "lxc" / image.id.split(":")[-1][:16]
+    with _build_lock():
+        if not (root / "rootfs" / "etc").exists():
+            notify(f"unpacking {tag} as a system container's root filesystem …")
+            root.parent.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix=".building-", dir=root.parent))
+            try:
+                export_tree(client, tag, work / "rootfs")
+                unit = work / "rootfs" / "etc/systemd/system/kit-seed.service"
+                unit.unlink()
+                unit.symlink_to("/dev/null")
+                (work / "rootfs" / "etc/systemd/system/multi-user.target.wants/kit-seed.service").unlink()
+                if root.exists():
+                    shutil.rmtree(root)
+                work.rename(root)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            _prune(root.parent, keep=KEEP_DISKS, marker="rootfs/etc")
+    env = (image.attrs.get("Config") or {}).get("Env") or []
+    return SystemTree(root / "rootfs", tag, image.id, list(env))
+
+
 def cached_kernels() -> list[Path]:
     """Guest kernels already built on this host (for the KVM probe), newest first."""
     base = paths.cache_root() / "vm"
@@ -149,33 +188,44 @@ def cached_kernels() -> list[Path]:
     return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 
 
-def _prune(directory: Path, keep: int) -> None:
-    disks = sorted(directory.glob("*/disk.raw"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in disks[keep:]:
-        shutil.rmtree(old.parent, ignore_errors=True)
+def _prune(directory: Path, keep: int, marker: str = "disk.raw") -> None:
+    """Keep the `keep` newest builds in `directory` (each a folder holding `marker`)."""
+    builds = sorted(directory.glob(f"*/{marker}"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in builds[keep:]:
+        shutil.rmtree(directory / old.relative_to(directory).parts[0], ignore_errors=True)
+
+
+def export_tree(client, tag: str, tree: Path) -> None:
+    """The image's filesystem as a directory tree, as a booted system (not a container) needs it."""
+    container = client.containers.create(tag, command=["true"])
+    try:
+        tree.mkdir(parents=True)
+        archive = tree.parent / f".{tree.name}.tar"
+        with open(archive, "wb") as handle:
+            for chunk in container.export():
+                handle.write(chunk)
+        try:
+            _run(["tar", "-x", "--numeric-owner", "-p", "-f", str(archive), "-C", str(tree)])
+        finally:
+            archive.unlink()
+    finally:
+        container.remove(force=True)
+    # docker export leaves the engine's marker and bind-mount points: this system is no container
+    (tree / ".dockerenv").unlink(missing_ok=True)
+    (tree / "etc" / "hostname").write_text("kitvm\n")
+    (tree / "etc" / "hosts").write_text("127.0.0.1 localhost\n127.0.1.1 kitvm\n")
+    resolv = tree / "etc" / "resolv.conf"
+    if resolv.is_symlink() or resolv.exists():
+        resolv.unlink()
+    resolv.write_text("")
 
 
 def _make_disk(client, tag: str, root: Path, headroom_mib: int) -> None:
     root.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".building-", dir=root.parent))
-    container = client.containers.create(tag, command=["true"])
     try:
         tree = work / "rootfs"
-        tree.mkdir()
-        archive = work / "rootfs.tar"
-        with open(archive, "wb") as handle:
-            for chunk in container.export():
-                handle.write(chunk)
-        _run(["tar", "-x", "--numeric-owner", "-p", "-f", str(archive), "-C", str(tree)])
-        archive.unlink()
-        # docker export leaves the engine's marker and bind-mount points: the guest is no container
-        (tree / ".dockerenv").unlink(missing_ok=True)
-        (tree / "etc" / "hostname").write_text("kitvm\n")
-        (tree / "etc" / "hosts").write_text("127.0.0.1 localhost\n127.0.1.1 kitvm\n")
-        resolv = tree / "etc" / "resolv.conf"
-        if resolv.is_symlink() or resolv.exists():
-            resolv.unlink()
-        resolv.write_text("")
+        export_tree(client, tag, tree)
         kernels = sorted((tree / "boot").glob("vmlinuz-*"))
         initrds = sorted((tree / "boot").glob("initrd.img-*"))
         if not kernels or not initrds:
@@ -192,7 +242,6 @@ def _make_disk(client, tag: str, root: Path, headroom_mib: int) -> None:
             shutil.rmtree(root)
         work.rename(root)
     finally:
-        container.remove(force=True)
         shutil.rmtree(work, ignore_errors=True)
 
 

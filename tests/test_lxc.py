@@ -1,0 +1,100 @@
+"""The system-container environment: the benchmark image's root filesystem booting systemd under
+LXC, reached from the peer namespace, and nothing left after a run, a failure or a SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import kitlib
+from kitlib import cpus, environments, naming, paths
+from kitlib.errors import PlanError
+
+from .conftest import missing
+
+
+def test_lxc_refuses_options_it_cannot_honour():
+    assert environments.parse_label("lxc+cpus1").options == {"cpus": "1"}
+    with pytest.raises(PlanError, match="do not apply to lxc"):
+        environments.parse_label("lxc+quota5000")
+    with pytest.raises(PlanError, match="do not apply to vm"):
+        environments.parse_label("qemu-tcg+shares512")
+
+
+@pytest.fixture(scope="module")
+def lxc_image(docker_client, root_netns, bench_image):
+    ok, reason = environments.availability_of("lxc")
+    if not ok:
+        missing("lxc", reason)
+    return bench_image
+
+
+def lxc_leftovers(owner_pid: int) -> list[str]:
+    """Scratch folders, veths and FORWARD rules made by the process `owner_pid`."""
+    found = []
+    if paths.scratch_root().exists():
+        found += [f"scratch {p.name}" for p in paths.scratch_root().iterdir() if naming.owner_pid(p.name) == owner_pid]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0]
+        if name.startswith("kl") and naming.owner_pid(name) == owner_pid:
+            found.append(f"veth {name}")
+    rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
+    found += [f"rule {line}" for line in rules.splitlines() if f"kitlib:kit{owner_pid}x" in line]
+    running = subprocess.run(["pgrep", "-af", "lxc monitor"], capture_output=True, text=True).stdout
+    found += [f"monitor {line}" for line in running.splitlines() if f"/kit{owner_pid}x" in line]
+    return found
+
+
+@pytest.mark.slow
+def test_system_container_boots_its_own_init_and_is_removed(lxc_image):
+    layout = cpus.split(1, [])
+    env = environments.create("lxc", layout, run_label=naming.new_run_label(), peer_reaches_nat=True, image=lxc_image)
+    with env:
+        assert lxc_leftovers(os.getpid()), "its folder, veth and rules exist while it runs"
+        assert env.run(["cat", "/proc/1/comm"], timeout=30).output.strip() == "systemd"
+        assert env.run(["nproc"], timeout=30).output.strip() == str(len(layout.sut_cpus))
+        env.run(["sh", "-c", f"echo kept > {env.data_dir}/probe"], timeout=30)
+        assert (env.local_dir / "shared" / "data" / "probe").read_text() == "kept\n", "data on a host directory"
+        facts = env.describe()
+        assert facts["init"] == "systemd" and 0 < facts["start_to_ready_s"] < 90
+    assert lxc_leftovers(os.getpid()) == []
+
+
+@pytest.mark.slow
+def test_redis_runs_in_the_system_container_from_the_peer(lxc_image, isolated_dirs):
+    plan = kitlib.plan("redis", environments=["lxc"], repetitions=1, clients=[1, 4], requests=5000)
+    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
+    assert len(result.failures) == 0, result.failures.to_dict("records")
+    mix = result.records[(result.records["op"] == "mix") & (result.records["metric"] == "throughput")]
+    assert len(mix) == 2 and set(mix["env"]) == {"lxc"} and (mix["value"] > 0).all()
+    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    assert session["peer"]["kind"] == "netns"
+    assert session["environments"]["lxc"]["lxc_version"]
+    assert "redis-server" in session["tool_versions"]["lxc"]
+    assert lxc_leftovers(os.getpid()) == []
+
+
+@pytest.mark.slow
+def test_kit_clean_stops_a_system_container_a_killed_run_left(lxc_image, isolated_dirs):
+    argv = [sys.executable, "-m", "kitlib.cli", "run", "redis", "--no-notebook", "--env", "lxc"]
+    argv += ["--repetitions", "1", "-p", "clients", "[1]", "-p", "requests", "50000000"]
+    proc = subprocess.Popen(argv, env={**os.environ, "KIT_RESULTS": str(isolated_dirs[0])}, text=True)
+    deadline = time.monotonic() + 300
+    while not any(item.startswith("monitor") for item in lxc_leftovers(proc.pid)):
+        assert proc.poll() is None and time.monotonic() < deadline, "the system container did not start"
+        time.sleep(0.5)
+    time.sleep(3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert lxc_leftovers(proc.pid), "a SIGKILL leaves the container running"
+    done = subprocess.run([sys.executable, "-m", "kitlib.cli", "clean"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "system container" in done.stdout
+    assert lxc_leftovers(proc.pid) == []
