@@ -38,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--env", action="append", dest="envs", metavar="LABEL", help="environment (repeatable)")
     run.add_argument("--profile", default="quick", help="quick | standard | paper (default: quick)")
     run.add_argument("--repetitions", type=int, default=None)
+    run.add_argument("--preset", default=None, help="a named parameter set of another study, e.g. seed003-fio")
     run.add_argument(
         "-p",
         "--param",
@@ -101,6 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sut_host=args.sut_host,
         ssh_key=args.ssh_key,
         known_hosts=args.known_hosts,
+        preset=args.preset,
         **overrides,
     )
     if args.no_notebook:

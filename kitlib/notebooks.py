@@ -38,6 +38,7 @@ def experiment_parameters(plan: Plan, overrides: dict[str, Any]) -> dict[str, An
         "sut_host": plan.sut_host,
         "ssh_key": plan.ssh_key,
         "known_hosts": plan.known_hosts,
+        "preset": plan.preset,
         "results_dir": str(paths.results_root()),
         "figures_dir": str(paths.figures_root()),
         **overrides,

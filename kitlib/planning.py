@@ -34,6 +34,8 @@ class Plan(BaseModel):
     sut_host: str | None = None
     ssh_key: str | None = None
     known_hosts: str | None = None
+    #: the named parameter set the params came from, if any (recorded; the params themselves decide)
+    preset: str | None = None
 
     @field_validator("environments")
     @classmethod

@@ -21,12 +21,14 @@ ENV_COLOURS = {
     "kvm-tuned": "#98df8a",
     "qemu-tcg": "#9467bd",
     "lxc": "#8c564b",
+    "docker-in-kvm": "#bcbd22",
+    "docker-in-qemu-tcg": "#e377c2",
 }
 
 
 def _style(env: str) -> dict:
     base = env.split("+")[0]
-    return {"color": ENV_COLOURS.get(base), "linestyle": "--" if base == "qemu-tcg" else "-", "marker": "o"}
+    return {"color": ENV_COLOURS.get(base), "linestyle": "--" if "qemu-tcg" in base else "-", "marker": "o"}
 
 
 def mean_std(df, x: str, metric: str, **filters):

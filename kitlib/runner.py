@@ -136,7 +136,7 @@ def _execute(
 def _run_environment(label, units, plan, store, peer, layout, run_label, session, bar, *, image, base_image):
     try:
         options: dict[str, Any] = {}
-        if environments.parse_label(label).kind in ("docker", "vm", "lxc"):
+        if environments.parse_label(label).kind in ("docker", "vm", "lxc", "docker-in-vm"):
             options["image"] = image or _benchmark_image(base_image)
         if plan.sut_host:
             options.update(

@@ -17,6 +17,7 @@ _KINDS = {
     "docker": "kitlib.environments.docker:DockerEnvironment",
     "vm": "kitlib.environments.vm:VmEnvironment",
     "lxc": "kitlib.environments.lxc:LxcEnvironment",
+    "docker-in-vm": "kitlib.environments.docker_in_vm:DockerInVmEnvironment",
 }
 
 
@@ -41,7 +42,7 @@ def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool
         from kitlib.environments.remote import RemoteNativeEnvironment
 
         cls = RemoteNativeEnvironment
-    if spec.kind in ("docker", "vm", "lxc"):
+    if spec.kind in ("docker", "vm", "lxc", "docker-in-vm"):
         kind_options.setdefault("image", None)
         if kind_options["image"] is None:
             raise EnvironmentUnavailable(f"{label}: no benchmark image given")
@@ -77,6 +78,10 @@ def availability() -> list[Availability]:
                 reason += "; client in a peer namespace reaches it through DNAT"
         elif kind == "lxc":
             ok, reason = _lxc_status(docker_ok, docker_reason, root)
+        elif kind == "docker-in-vm":
+            ok, reason = vm_status("qemu-tcg" if "qemu-tcg" in label else "kvm")
+            if ok:
+                reason = "Docker engine inside the VM guest; " + reason
         else:
             ok, reason = vm_status(label)
         rows.append(Availability(label, ok, reason, description))

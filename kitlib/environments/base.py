@@ -59,7 +59,7 @@ class EnvSpec:
     """An environment label taken apart into its options (see `kitlib.environments.labels`)."""
 
     label: str
-    kind: str  # native | docker | vm | lxc
+    kind: str  # native | docker | vm | lxc | docker-in-vm
     network: str | None = None  # host | nat (docker); user | tap (vm)
     storage: str | None = None  # volume | overlay (docker); raw | qcow2 (vm)
     options: dict[str, Any] = field(default_factory=dict)

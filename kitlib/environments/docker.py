@@ -127,6 +127,11 @@ class DockerEnvironment(Environment):
             kwargs["cpu_period"] = options["period"]
         if "mem" in options:
             kwargs["mem_limit"] = options["mem"]
+        if "numa" in options:
+            from kitlib import numa
+
+            kwargs["cpuset_cpus"] = numa.require_node(self.label, options["numa"])
+            kwargs["cpuset_mems"] = str(options["numa"])
         return kwargs
 
     def _teardown(self) -> None:

@@ -23,6 +23,18 @@ BASE_LABELS: dict[str, tuple[str, str | None, str | None, str]] = {
     "kvm-tuned": ("vm", "tap", "raw", "QEMU with KVM, vCPUs pinned, host CPU model and topology, huge pages"),
     "qemu-tcg": ("vm", "tap", "raw", "QEMU with software emulation (TCG): an emulator, not a hypervisor"),
     "lxc": ("lxc", "routed", "dir", "LXC system container: the image's root filesystem booting its own init"),
+    "docker-in-kvm": (
+        "docker-in-vm",
+        "nat",
+        "overlay",
+        "Docker inside a KVM guest (bridge + NAT, overlay; +hostnet, +volume)",
+    ),
+    "docker-in-qemu-tcg": (
+        "docker-in-vm",
+        "nat",
+        "overlay",
+        "Docker inside a software-emulated (TCG) guest: never KVM",
+    ),
 }
 
 #: suffix option -> (regex of its value, converter, description)
@@ -32,15 +44,19 @@ _SUFFIXES = {
     "period": (r"\d+", int, "CPU period in µs"),
     "cpus": (r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*", str, "CPU set"),
     "mem": (r"\d+[kmg]", str, "memory limit"),
+    "numa": (r"\d+", int, "CPUs and memory pinned to this NUMA node"),
     "qcow2": (r"", lambda _v: True, "VM disk as qcow2 instead of raw"),
+    "hostnet": (r"", lambda _v: True, "host networking for Docker inside the VM"),
+    "volume": (r"", lambda _v: True, "a volume for the data of Docker inside the VM"),
 }
 
 
 #: the options each kind honours (any other is refused, never silently ignored)
 _OPTIONS_BY_KIND = {
-    "docker": {"shares", "quota", "period", "cpus", "mem"},
-    "vm": {"mem", "qcow2"},
+    "docker": {"shares", "quota", "period", "cpus", "mem", "numa"},
+    "vm": {"mem", "qcow2", "numa"},
     "lxc": {"cpus", "mem"},
+    "docker-in-vm": {"mem", "hostnet", "volume"},
 }
 
 
@@ -78,6 +94,9 @@ def parse_label(label: str) -> EnvSpec:
         if kind != "vm":
             raise PlanError(f"{label!r}: qcow2 applies to VM environments only")
         storage = "qcow2"
+    if kind == "docker-in-vm":
+        network = "host" if options.get("hostnet") else network
+        storage = "volume" if options.get("volume") else storage
     unsupported = sorted(set(options) - _OPTIONS_BY_KIND.get(kind, set(_SUFFIXES)))
     if unsupported and kind != "native":
         allowed = ", ".join(sorted(_OPTIONS_BY_KIND[kind]))

@@ -40,6 +40,8 @@ class VmEnvironment(RemoteNativeEnvironment):
         client=None,
         memory_mib: int | None = None,
         boot_timeout: float | None = None,
+        extra_drives: list[Path] | None = None,
+        accel: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(*args, host="root@0.0.0.0", **kwargs)
@@ -47,6 +49,8 @@ class VmEnvironment(RemoteNativeEnvironment):
         self.client = client
         self.memory_mib = memory_mib
         self.boot_timeout = boot_timeout
+        self.extra_drives = list(extra_drives or [])
+        self._accel = accel
         self.config = None
         self.guest = None
         self.network = None
@@ -57,6 +61,8 @@ class VmEnvironment(RemoteNativeEnvironment):
 
     @property
     def accel(self) -> str:
+        if self._accel:
+            return self._accel
         return "tcg" if self.spec.label.split("+")[0] == "qemu-tcg" else "kvm"
 
     @property
@@ -72,6 +78,10 @@ class VmEnvironment(RemoteNativeEnvironment):
 
         if os.geteuid() != 0:
             raise EnvironmentUnavailable(f"{self.label}: needs root (a tap device for the guest's NIC)")
+        if "numa" in self.spec.options:
+            from kitlib import numa
+
+            numa.require_node(self.label, self.spec.options["numa"])
         if self.client is None:
             self.client = docker_client()
         self.guest = ensure_guest(self.client, self.image)
@@ -122,6 +132,7 @@ class VmEnvironment(RemoteNativeEnvironment):
             hugepages=self.tuned and _hugepages_free_mib() >= memory,
             disk_cache="none" if _supports_direct_io(self.local_dir) else "writeback",
             workdir=self.local_dir,
+            extra_drives=self.extra_drives,
         )
 
     def _make_disk(self) -> None:
@@ -166,6 +177,12 @@ class VmEnvironment(RemoteNativeEnvironment):
         from kitlib.vm.qemu import command_line
 
         argv = command_line(self.config)
+        if "numa" in self.spec.options:
+            from kitlib import numa
+
+            node = self.spec.options["numa"]
+            numa.require_node(self.label, node)
+            argv = ["numactl", f"--cpunodebind={node}", f"--membind={node}", *argv]
         self.commands.append({"where": f"host:{self.label}", "argv": argv})
         log = open(self.local_dir / "qemu.log", "wb")  # noqa: SIM115 - closed with the process
         self._booted_at = time.monotonic()

@@ -94,6 +94,8 @@ class Experiment:
     default_envs: Sequence[str] | Callable[[Any], Sequence[str]]
     make_workloads: Callable[[Any], list[Workload]]
     repetitions: dict[str, int] = field(default_factory=lambda: {"quick": 3, "standard": 5, "paper": 10})
+    #: named parameter sets of other studies (e.g. seed 003's fio setup), applied over the profile
+    presets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def plan(
         self,
@@ -106,12 +108,18 @@ class Experiment:
         sut_host: str | None = None,
         ssh_key: str | None = None,
         known_hosts: str | None = None,
+        preset: str | None = None,
         **overrides: Any,
     ) -> Plan:
-        """Validate everything and return the plan; nothing is started here."""
+        """Validate everything and return the plan; nothing is started here. A preset's values
+        replace the profile's; parameters given explicitly replace both."""
         if profile not in PROFILES:
             raise PlanError(f"profile: unknown profile {profile!r}; known profiles: {', '.join(PROFILES)}")
+        if preset is not None and preset not in self.presets:
+            known = ", ".join(self.presets) or "none"
+            raise PlanError(f"{self.name}: unknown preset {preset!r}; known presets: {known}")
         given = {k: parse_value(v) for k, v in overrides.items() if v is not None}
+        given = {**(self.presets[preset] if preset else {}), **given}
         if isinstance(environments, str):  # `papermill -p environments '["native"]'` passes text
             parsed = parse_value(environments)
             environments = parsed if isinstance(parsed, list) else [environments]
@@ -137,6 +145,7 @@ class Experiment:
                 sut_host=sut_host,
                 ssh_key=ssh_key,
                 known_hosts=known_hosts,
+                preset=preset,
             )
         except ValidationError as error:
             raise explain(error, self.name) from None

@@ -36,6 +36,7 @@ class BlockParams(BaseModel):
     file_mb: int = Field(description="test file size (paper: 16 GB)", ge=1, le=10_000_000)
     runtime: float = Field(description="seconds per job (paper: 60)", gt=0, le=3600)
     iodepth: int = Field(description="queue depth of the throughput jobs (paper: 128)", ge=1, le=4096)
+    numjobs: int = Field(1, description="fio jobs per point, reported as one group (seed 003: 8)", ge=1, le=256)
     workloads: list[str] = Field(default_factory=lambda: list(JOBS))
 
 
@@ -94,8 +95,10 @@ class FioWorkload(Workload):
             f"--percentile_list={PERCENTILES}",
             *extra,
         ]
+        if self.params.numjobs > 1:
+            argv += [f"--numjobs={self.params.numjobs}", "--group_reporting"]
         output = env.run(argv, timeout=self.params.runtime + 300).output
-        return RawResult(outputs={"fio": output}, facts=dict(self.facts))
+        return RawResult(outputs={"fio": output}, facts={**self.facts, "numjobs": self.params.numjobs})
 
 
 def preflight(env: Environment, file_mb: int) -> dict[str, Any]:
@@ -142,5 +145,9 @@ EXPERIMENT = Experiment(
         "paper": {"file_mb": 16384, "runtime": 60, "iodepth": 128},
     },
     default_envs=("native", "docker-host-volume", "docker-host-overlay"),
+    presets={
+        # seed 003 (§4.2, Fig. 3): random read and write, libaio, O_DIRECT, iodepth 16, 8 jobs, 4 kB, 1 GB
+        "seed003-fio": {"workloads": ["rand_read", "rand_write"], "iodepth": 16, "numjobs": 8, "file_mb": 1024},
+    },
     make_workloads=workloads,
 )

@@ -92,5 +92,9 @@ EXPERIMENT = Experiment(
     params_model=MemoryParams,
     profiles={"quick": {}, "standard": {}, "paper": {"llc_multiple": 8.0}},
     default_envs=("native", "docker-host-volume"),
+    presets={
+        # seed 003 (§4.2, Table 2): STREAM with arrays beyond the cache (the kit's sizing rule)
+        "seed003-stream": {"llc_multiple": 4.0},
+    },
     make_workloads=lambda params: [HpccMemoryWorkload(params)],
 )

@@ -187,5 +187,9 @@ EXPERIMENT = Experiment(
     params_model=NetParams,
     profiles={"quick": {"seconds": 3}, "standard": {"seconds": 10}, "paper": {"seconds": 60}},
     default_envs=("native", "docker-host-volume", "docker-nat-volume"),
+    presets={
+        # seed 003 (§4.2, Fig. 5): request-response with 100-byte messages, one in flight
+        "seed003-rr": {"workloads": ["rr"], "msg_bytes": 100},
+    },
     make_workloads=workloads,
 )

@@ -78,7 +78,7 @@ def _write_file(path: str, text: str, mode: str) -> str:
 
 GUEST_STEPS = [
     "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
-    "linux-image-cloud-amd64 systemd-sysv udev kmod openssh-server "
+    "linux-image-cloud-amd64 systemd-sysv udev kmod openssh-server docker.io iptables "
     "&& apt-get clean && rm -rf /var/lib/apt/lists/*",
     " && ".join(
         [
@@ -89,6 +89,10 @@ GUEST_STEPS = [
             "rm -f /etc/ssh/ssh_host_*",
             # the experiments start their own servers on their own ports: no stock ones at boot
             "systemctl mask redis-server.service mariadb.service mariadb.socket",
+            # Docker inside the guest only when a docker-in-VM environment starts it, reachable
+            # on the guest's loopback (the kit tunnels to it over the pinned SSH connection)
+            "systemctl disable docker.service docker.socket containerd.service",
+            "echo 'DOCKER_OPTS=\"-H tcp://127.0.0.1:2375\"' > /etc/default/docker",
             "echo kitvm > /etc/hostname",
             "printf '127.0.0.1 localhost\\n127.0.1.1 kitvm\\n' > /etc/hosts",
         ]
@@ -140,6 +144,28 @@ def ensure_guest(client, bench_image: str, *, headroom_mib: int = DEFAULT_HEADRO
             _prune(root.parent, keep=KEEP_DISKS)
     env = (image.attrs.get("Config") or {}).get("Env") or []
     return GuestArtifacts(root, tag, image.id, list(env))
+
+
+def ensure_image_archive(client, tag: str, *, notify=print) -> Path:
+    """`docker save` of `tag`, cached by image id: attached to a guest as a read-only disk, it is
+    loaded by the guest's own Docker engine without crossing the network."""
+    from kitlib.image import _build_lock
+
+    image = client.images.get(tag)
+    folder = paths.cache_root() / "images"
+    archive = folder / f"{image.id.split(':')[-1][:16]}.tar"
+    with _build_lock():
+        if not archive.exists():
+            notify(f"saving {tag} for loading inside VMs …")
+            folder.mkdir(parents=True, exist_ok=True)
+            partial = archive.with_suffix(".partial")
+            with open(partial, "wb") as handle:
+                for chunk in image.save(named=True):
+                    handle.write(chunk)
+            partial.rename(archive)
+            for old in sorted(folder.glob("*.tar"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP_DISKS:]:
+                old.unlink()
+    return archive
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,8 @@ def domain_xml(config: VmConfig) -> str:
     ET.SubElement(devices, "emulator").text = "/usr/bin/qemu-system-x86_64"
     _disk(devices, str(config.disk), config.disk_format, "vda", config.disk_cache, readonly=False)
     _disk(devices, str(config.seed), "raw", "vdb", config.disk_cache, readonly=True)
+    for index, drive in enumerate(config.extra_drives):
+        _disk(devices, str(drive), "raw", f"vd{chr(ord('c') + index)}", config.disk_cache, readonly=True)
     nic = ET.SubElement(devices, "interface", type="ethernet")
     ET.SubElement(nic, "mac", address=config.mac)
     ET.SubElement(nic, "target", dev=config.tap, managed="no")

@@ -32,6 +32,8 @@ class VmConfig:
     hugepages: bool
     disk_cache: str  # none (O_DIRECT on the host) | writeback where the host filesystem lacks O_DIRECT
     workdir: Path
+    #: more read-only raw disks after the seed (vdc, …): e.g. an image archive for Docker in the guest
+    extra_drives: list[Path] = field(default_factory=list)
     kernel_args: list[str] = field(default_factory=lambda: ["root=/dev/vda", "rw", "console=ttyS0", "net.ifnames=0"])
 
     @property
@@ -93,6 +95,7 @@ def command_line(config: VmConfig) -> list[str]:
         f"file={config.disk},if=virtio,format={config.disk_format},cache={config.disk_cache},aio={aio}",
         "-drive",
         f"file={config.seed},if=virtio,format=raw,readonly=on",
+        *[arg for drive in config.extra_drives for arg in ("-drive", f"file={drive},if=virtio,format=raw,readonly=on")],
         "-netdev",
         netdev,
         "-device",

@@ -1,0 +1,126 @@
+"""`docker-in-kvm` (or `docker-in-qemu-tcg` where only emulation exists): a Docker engine inside a
+VM guest running the benchmark image, as the placement study's "Docker-Machine" did (seed 003).
+
+The guest is the kit's VM (same disk, same image binaries); its Docker engine, started on demand,
+listens on the guest's loopback only and the kit reaches it through a tunnel over the VM's pinned
+SSH connection, so the Docker environment's own code runs unchanged against it. The benchmark
+image enters the guest as a read-only disk holding its `docker save` archive. Network and storage
+follow Docker's options (`+hostnet` for host networking, `+volume` for a volume; default bridge +
+NAT and overlay, the study's setup); the peer reaches published ports through the guest's NIC and
+the guest's own NAT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from typing import Any
+
+from kitlib.environments.base import Environment, EnvSpec, Layout, Service
+from kitlib.errors import EnvironmentUnavailable
+
+ENGINE_PORT = 2375
+LOAD_TIMEOUT_S = 1800
+
+
+class DockerInVmEnvironment(Environment):
+    kind = "docker-in-vm"
+
+    def __init__(self, spec: EnvSpec, layout: Layout, *, run_label: str, image: str, client=None, **kwargs: Any):
+        super().__init__(spec, layout, run_label=run_label)
+        self.image = image
+        self.client = client
+        self.vm_options = kwargs
+        self.vm = None
+        self.inner = None
+        self._tunnel = contextlib.ExitStack()
+
+    @property
+    def accel(self) -> str:
+        return "tcg" if self.spec.label.startswith("docker-in-qemu-tcg") else "kvm"
+
+    def start(self) -> None:
+        from kitlib.environments.docker import DockerEnvironment, docker_client
+        from kitlib.environments.labels import parse_label
+        from kitlib.environments.vm import VmEnvironment
+        from kitlib.vm.guest_image import ensure_image_archive
+
+        if self.client is None:
+            self.client = docker_client()
+        archive = ensure_image_archive(self.client, self.image)
+        vm_label = "qemu-tcg" if self.accel == "tcg" else "kvm"
+        memory = self.spec.options.get("mem")
+        vm_spec = parse_label(vm_label + (f"+mem{memory}" if memory else ""))
+        self.vm = VmEnvironment(
+            vm_spec,
+            self.layout,
+            run_label=self.run_label,
+            image=self.image,
+            client=self.client,
+            extra_drives=[archive],
+            accel=self.accel,
+            **self.vm_options,
+        )
+        self.vm.start()
+        self.vm.run(["systemctl", "start", "docker.service"], timeout=300)
+        self.vm.run(["docker", "load", "-i", "/dev/vdc"], timeout=LOAD_TIMEOUT_S)
+        guest_engine = self._open_tunnel()
+        guest_layout = Layout(sut_cpus=list(range(self.vm.config.vcpus)), client_cpus=[], ports=self.layout.ports)
+        inner_spec = EnvSpec(self.label, "docker", self.spec.network, self.spec.storage, {})
+        self.inner = DockerEnvironment(
+            inner_spec, guest_layout, run_label=self.run_label, image=self.image, client=guest_engine
+        )
+        self.inner.start()
+
+    def _open_tunnel(self):
+        """A Docker client for the guest's engine, through a local port forwarded over SSH."""
+        import docker
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            local_port = probe.getsockname()[1]
+        self._tunnel.enter_context(
+            self.vm.connection.forward_local(local_port, remote_port=ENGINE_PORT, remote_host="127.0.0.1")
+        )
+        client = docker.DockerClient(base_url=f"tcp://127.0.0.1:{local_port}", timeout=300)
+        try:
+            client.ping()
+        except Exception as exc:
+            raise EnvironmentUnavailable(f"{self.label}: the guest's Docker engine does not answer: {exc}") from exc
+        return client
+
+    def _teardown(self) -> None:
+        if self.inner is not None:
+            self.inner.stop()
+            self.inner = None
+        self._tunnel.close()
+        if self.vm is not None:
+            self.vm.stop()
+            self.vm = None
+
+    # -- running things: the container inside the guest ------------------------------------------
+    def _execute(self, argv, *, timeout, cpus):
+        if self.inner is None:
+            raise EnvironmentUnavailable(f"{self.label}: not started")
+        return self.inner._execute(argv, timeout=timeout, cpus=None)
+
+    def _spawn(self, name: str, argv: list[str]) -> Service:
+        return self.inner._spawn(name, argv)
+
+    # -- where things are ------------------------------------------------------------------
+    def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:
+        _, mapped = self.inner.address_for_peer(port, peer_host_address)
+        return self.vm.address, mapped
+
+    @property
+    def data_dir(self) -> str:
+        return self.inner.data_dir
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "accel": self.accel,
+            "vm": self.vm.describe() if self.vm else None,
+            "docker_in_guest": self.inner.describe() if self.inner else None,
+            "engine_reached_through": "SSH tunnel to the guest's loopback",
+        }

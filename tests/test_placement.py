@@ -1,0 +1,77 @@
+"""Placement studies: seed 003's presets, NUMA placement reported as not applicable on one node,
+and seed 003's claims evaluated on real runs of lxc and Docker."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+import pytest
+
+import kitlib
+from kitlib import claims, cpus, environments, naming, numa
+from kitlib.errors import EnvironmentUnavailable, PlanError
+
+from .conftest import leftovers
+
+
+def test_a_preset_replaces_the_profile_and_explicit_values_replace_the_preset():
+    plan = kitlib.plan("block", preset="seed003-fio")
+    assert plan.preset == "seed003-fio"
+    assert plan.params["iodepth"] == 16 and plan.params["numjobs"] == 8 and plan.params["file_mb"] == 1024
+    assert plan.params["workloads"] == ["rand_read", "rand_write"]
+    assert plan.params["runtime"] == kitlib.plan("block").params["runtime"], "the profile still sets the rest"
+    assert kitlib.plan("block", preset="seed003-fio", file_mb=64).params["file_mb"] == 64
+    assert kitlib.plan("net", preset="seed003-rr").params["workloads"] == ["rr"]
+
+
+def test_an_unknown_preset_names_the_known_ones():
+    with pytest.raises(PlanError, match="unknown preset 'seed003'; known presets: seed003-fio"):
+        kitlib.plan("block", preset="seed003")
+    with pytest.raises(PlanError, match="known presets: none"):
+        kitlib.plan("cpu", preset="seed003-fio")
+
+
+@pytest.mark.docker
+def test_numa_placement_on_a_one_node_host_is_reported_not_applicable(docker_client, bench_image):
+    if len(numa.nodes()) > 1:
+        pytest.skip("this host has several NUMA nodes: placement applies")
+    env = environments.create(
+        "docker-host-volume+numa0",
+        cpus.split(1, []),
+        run_label=naming.new_run_label(),
+        peer_reaches_nat=True,
+        image=bench_image,
+    )
+    with pytest.raises(EnvironmentUnavailable, match="not applicable on this host: it has one NUMA node"):
+        with env:
+            pass
+    assert leftovers(docker_client, os.getpid()) == []
+    no_records = pd.DataFrame(columns=["experiment", "workload", "env", "metric", "value", "kernel"])
+    verdict = {c.name: c for c in claims.CLAIMS}["numa_pinning_helps_memory"].evaluate(no_records)
+    assert verdict.status == claims.NOT_TESTABLE and "one NUMA node" in verdict.reason
+
+
+@pytest.mark.slow
+@pytest.mark.docker
+@pytest.mark.netns
+def test_seed003_fio_preset_runs_on_lxc_and_docker_and_the_claims_decide(
+    docker_client, root_netns, bench_image, isolated_dirs
+):
+    ok, reason = environments.availability_of("lxc")
+    if not ok:
+        pytest.skip(reason)
+    envs = ["lxc", "docker-host-volume", "docker-nat-overlay"]
+    plan = kitlib.plan("block", preset="seed003-fio", environments=envs, repetitions=2, file_mb=64, runtime=1)
+    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
+    assert len(result.failures) == 0, result.failures.to_dict("records")
+    iops = result.records[result.records["metric"] == "iops"]
+    assert set(iops["env"]) == set(envs) and set(iops["workload"]) == {"rand_read", "rand_write"}
+    assert (iops["numjobs"] == 8).all() and (iops["iodepth"] == 16).all() and (iops["value"] > 0).all()
+    by_name = {c.name: c for c in claims.CLAIMS}
+    for name in ("lxc_matches_docker_random_io", "overlay_explains_lxc_gap"):
+        verdict = by_name[name].evaluate(result.records)
+        assert verdict.status in (claims.REPRODUCED, claims.NOT_REPRODUCED), verdict.reason
+        assert verdict.ratio > 0
+    in_vm = by_name["docker_in_vm_costs_disk_io"].evaluate(result.records)
+    assert in_vm.status == claims.NOT_TESTABLE and "docker-in-kvm" in in_vm.reason
