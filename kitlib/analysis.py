@@ -91,7 +91,14 @@ FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
     "net": lambda df: {"net-fig2-3-throughput-cpu-rtt": _io().network(df)},
     "block": lambda df: {"block-fig5-7-sequential-random-latency": _io().block(df)},
     "mysql": lambda df: {"mysql-fig10-13": __import__("kitlib.figures_mysql").figures_mysql.mysql_figures(df)},
+    "startup": lambda df: {"startup-time": _startup().startup_figure(df)},
 }
+
+
+def _startup():
+    from kitlib.experiments import startup
+
+    return startup
 
 
 def _io():
@@ -112,6 +119,12 @@ def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> d
         for name, figure in make(part).items():
             written[name] = plots.save(figure, name, figures_dir)
             plt.close(figure)
+    from kitlib import figures_placement
+
+    if figures_placement.has_placement_runs(df):
+        figure = figures_placement.placement_figure(df)
+        written["placement-seed003-iops-rtt"] = plots.save(figure, "placement-seed003-iops-rtt", figures_dir)
+        plt.close(figure)
     return written
 
 

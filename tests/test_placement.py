@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import claims, cpus, environments, naming, numa
+from kitlib import analysis, claims, cpus, environments, naming, numa
 from kitlib.errors import EnvironmentUnavailable, PlanError
 
 from .conftest import leftovers
@@ -75,3 +75,5 @@ def test_seed003_fio_preset_runs_on_lxc_and_docker_and_the_claims_decide(
         assert verdict.ratio > 0
     in_vm = by_name["docker_in_vm_costs_disk_io"].evaluate(result.records)
     assert in_vm.status == claims.NOT_TESTABLE and "docker-in-kvm" in in_vm.reason
+    written = analysis.render_figures(result.records, isolated_dirs[1])
+    assert all(path.stat().st_size > 0 for path in written["placement-seed003-iops-rtt"])

@@ -1,0 +1,49 @@
+"""Seed 003's comparison across placements: LXC, Docker and Docker inside a VM (its Table 2 and
+Figs. 3 and 5), from the block, net and memory records of those environments."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kitlib.plots import grouped_bars
+
+#: environments of the placement study; Docker on the host is the study's "Docker" (AUFS + NAT)
+PLACEMENT_ENVS = ("lxc", "docker-nat-overlay", "docker-host-volume", "docker-in-kvm", "docker-in-qemu-tcg")
+
+
+def has_placement_runs(df: pd.DataFrame) -> bool:
+    envs = set(df["env"].astype(str))
+    return "lxc" in envs or any(e.startswith("docker-in-") for e in envs)
+
+
+def _placement(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["env"].astype(str).str.split("+").str[0].isin(PLACEMENT_ENVS)]
+
+
+def stream_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Seed 003's Table 2: STREAM Copy/Scale/Add/Triad (GB/s, mean) per placement."""
+    rows = _placement(df)
+    rows = rows[(rows["experiment"] == "memory") & (rows["metric"] == "bandwidth")]
+    if "variant" in rows.columns:
+        rows = rows[rows["variant"] == "Star"]
+    if rows.empty:
+        return pd.DataFrame()
+    table = rows.pivot_table(index="kernel", columns="env", values="value", aggfunc="mean")
+    return table.reindex([k for k in ("Copy", "Scale", "Add", "Triad") if k in table.index]).round(3)
+
+
+def placement_figure(df: pd.DataFrame):
+    """Random-I/O IOPS (Fig. 3) and TCP round trip (Fig. 5) per placement, error bars = sd."""
+    import matplotlib.pyplot as plt
+
+    rows = _placement(df)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4), constrained_layout=True)
+    iops = rows[(rows["experiment"] == "block") & (rows["metric"] == "iops")]
+    if not iops.empty:
+        grouped_bars(left, iops, "workload", ["rand_read", "rand_write"], "IOPS")
+    left.set_title("fio random I/O, 4 kB (seed 003 Fig. 3)")
+    rtt = rows[(rows["experiment"] == "net") & (rows["metric"] == "rtt_mean")]
+    if not rtt.empty:
+        grouped_bars(right, rtt, "protocol", ["tcp", "udp"], "round-trip time (µs)")
+    right.set_title("Request-response, one in flight (seed 003 Fig. 5)")
+    return fig
