@@ -206,3 +206,23 @@ def test_sigint_during_a_vm_run_removes_everything(qemu_tcg, isolated_dirs):
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, output
     assert vm_leftovers(proc.pid) == []
+
+
+@pytest.mark.slow
+@pytest.mark.vm
+def test_docker_inside_the_guest_serves_the_peer_and_is_never_called_kvm(qemu_tcg, isolated_dirs):
+    plan = kitlib.plan("net", preset="seed003-rr", environments=["docker-in-qemu-tcg"], repetitions=1, seconds=1)
+    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
+    assert len(result.failures) == 0, result.failures.to_dict("records")
+    rtt = result.records[result.records["metric"] == "rtt_mean"]
+    assert set(rtt["env"]) == {"docker-in-qemu-tcg"} and set(rtt["protocol"]) == {"tcp", "udp"}
+    assert (rtt["value"] > 0).all()
+    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    facts = session["environments"]["docker-in-qemu-tcg"]
+    assert facts["accel"] == "tcg" and facts["vm"]["hypervisor"].startswith("none")
+    assert facts["docker_in_guest"]["published_ports"], "the peer reached it through the guest's NAT"
+    from kitlib import claims
+
+    verdict = {c.name: c for c in claims.CLAIMS}["docker_in_vm_costs_latency"].evaluate(result.records)
+    assert verdict.status == claims.NOT_TESTABLE and "TCG" in verdict.reason
+    assert vm_leftovers(os.getpid()) == []

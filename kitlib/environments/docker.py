@@ -85,8 +85,16 @@ class DockerEnvironment(Environment):
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
+        import docker.errors
+
         if self.client is None:
             self.client = docker_client()
+        try:
+            self._create()
+        except docker.errors.DockerException as exc:  # the engine refused: say so as this environment's failure
+            raise EnvironmentUnavailable(f"{self.label}: the Docker engine refused: {exc}") from exc
+
+    def _create(self) -> None:
         labels = naming.docker_labels(self.run_label)
         name = f"{self.run_label}-{self.spec.label.replace('+', '-')}"
         kwargs: dict[str, Any] = {

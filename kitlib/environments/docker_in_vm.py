@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import time
 from typing import Any
 
 from kitlib.environments.base import Environment, EnvSpec, Layout, Service
@@ -21,6 +22,7 @@ from kitlib.errors import EnvironmentUnavailable
 
 ENGINE_PORT = 2375
 LOAD_TIMEOUT_S = 1800
+TUNNEL_TIMEOUT_S = 30
 
 
 class DockerInVmEnvironment(Environment):
@@ -80,14 +82,22 @@ class DockerInVmEnvironment(Environment):
             probe.bind(("127.0.0.1", 0))
             local_port = probe.getsockname()[1]
         self._tunnel.enter_context(
-            self.vm.connection.forward_local(local_port, remote_port=ENGINE_PORT, remote_host="127.0.0.1")
+            self.vm.connection.forward_local(
+                local_port, remote_port=ENGINE_PORT, remote_host="127.0.0.1", local_host="127.0.0.1"
+            )
         )
-        client = docker.DockerClient(base_url=f"tcp://127.0.0.1:{local_port}", timeout=300)
-        try:
-            client.ping()
-        except Exception as exc:
-            raise EnvironmentUnavailable(f"{self.label}: the guest's Docker engine does not answer: {exc}") from exc
-        return client
+        deadline = time.monotonic() + TUNNEL_TIMEOUT_S
+        while True:  # the tunnel's listener starts in a thread of its own
+            try:
+                client = docker.DockerClient(base_url=f"tcp://127.0.0.1:{local_port}", timeout=300)
+                client.ping()
+                return client
+            except Exception as exc:
+                if time.monotonic() > deadline:
+                    raise EnvironmentUnavailable(
+                        f"{self.label}: the guest's Docker engine does not answer through the tunnel: {exc}"
+                    ) from exc
+                time.sleep(0.5)
 
     def _teardown(self) -> None:
         if self.inner is not None:

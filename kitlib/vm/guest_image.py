@@ -78,7 +78,7 @@ def _write_file(path: str, text: str, mode: str) -> str:
 
 GUEST_STEPS = [
     "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
-    "linux-image-cloud-amd64 systemd-sysv udev kmod openssh-server docker.io iptables "
+    "linux-image-cloud-amd64 systemd-sysv udev kmod openssh-server docker.io iptables apparmor "
     "&& apt-get clean && rm -rf /var/lib/apt/lists/*",
     " && ".join(
         [

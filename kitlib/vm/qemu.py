@@ -50,7 +50,12 @@ class VmConfig:
         return self.workdir / "console.log"
 
     def describe(self) -> dict[str, object]:
-        facts = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items()}
+        def plain(value: object) -> object:
+            if isinstance(value, list):
+                return [plain(item) for item in value]
+            return str(value) if isinstance(value, Path) else value
+
+        facts = {k: plain(v) for k, v in asdict(self).items()}
         facts["cpu_model"] = self.cpu_model
         return facts
 
