@@ -28,7 +28,9 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progres
 
 def experiment_parameters(plan: Plan, overrides: dict[str, Any]) -> dict[str, Any]:
     """The notebook's parameters for a plan: its fixed ones plus the overrides the user gave."""
+    preset = {"preset": plan.preset} if plan.preset else {}  # only notebooks of experiments with presets take it
     return {
+        **preset,
         "environments": list(plan.environments),
         "profile": plan.profile,
         "repetitions": plan.repetitions,
@@ -38,7 +40,6 @@ def experiment_parameters(plan: Plan, overrides: dict[str, Any]) -> dict[str, An
         "sut_host": plan.sut_host,
         "ssh_key": plan.ssh_key,
         "known_hosts": plan.known_hosts,
-        "preset": plan.preset,
         "results_dir": str(paths.results_root()),
         "figures_dir": str(paths.figures_root()),
         **overrides,
