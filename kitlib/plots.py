@@ -105,6 +105,7 @@ def grouped_bars(ax, rows, group: str, groups: list[str], ylabel: str) -> None:
             capsize=3,
             label=env,
             color=_style(env)["color"],
+            hatch="//" if "qemu-tcg" in env else None,  # emulation, never to be read as KVM
         )
     ax.set_xticks(np.arange(len(groups)) + width * (len(envs) - 1) / 2, groups)
     ax.set_ylabel(ylabel)
