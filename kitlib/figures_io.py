@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.plots import _style, env_order, grouped_bars
+from kitlib.plots import _style, env_order, grouped_bars, legend
 
 
 def network(df: pd.DataFrame):
@@ -46,5 +46,5 @@ def block(df: pd.DataFrame):
     axes[2].set_ylabel("CDF")
     axes[2].set_title("Random read latency, concurrency 16 (Fig. 7)")
     axes[2].grid(True, alpha=0.3)
-    axes[2].legend(fontsize=7)
+    legend(axes[2], fontsize=7)
     return fig

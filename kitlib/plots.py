@@ -83,6 +83,14 @@ def save(fig, name: str, directory: str | Path | None = None) -> list[Path]:
     return written
 
 
+def legend(ax, **kwargs) -> None:
+    """A legend where the axes hold labelled artists (an empty panel says so instead of warning)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+    else:
+        ax.text(0.5, 0.5, "no records", transform=ax.transAxes, ha="center", va="center", color="grey")
+
+
 def env_order(rows) -> list:
     """Environments in the kit's fixed order (native first), unknown labels last."""
     known = list(ENV_COLOURS)
@@ -110,7 +118,7 @@ def grouped_bars(ax, rows, group: str, groups: list[str], ylabel: str) -> None:
     ax.set_xticks(np.arange(len(groups)) + width * (len(envs) - 1) / 2, groups)
     ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=7)
+    legend(ax, fontsize=7)
 
 
 def stream_kernels(df):
