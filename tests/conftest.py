@@ -81,3 +81,21 @@ def leftovers(docker_client, pid: int | None = None) -> list[str]:
         if name.startswith(naming.PREFIX) and counted(naming.owner_pid(name)):
             found.append(f"netns {name}")
     return found
+
+
+def host_leftovers(owner_pid: int, link_prefix: str) -> list[str]:
+    """Scratch folders, network links named `link_prefix…` and FORWARD rules made by `owner_pid`
+    (what VMs and system containers leave on the host besides their own processes)."""
+    from kitlib import paths
+
+    found = []
+    if paths.scratch_root().exists():
+        found += [f"scratch {p.name}" for p in paths.scratch_root().iterdir() if naming.owner_pid(p.name) == owner_pid]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0]
+        if name.startswith(link_prefix) and naming.owner_pid(name) == owner_pid:
+            found.append(f"link {name}")
+    rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
+    found += [f"rule {line}" for line in rules.splitlines() if f"kitlib:kit{owner_pid}x" in line]
+    return found

@@ -13,10 +13,10 @@ import time
 import pytest
 
 import kitlib
-from kitlib import cpus, environments, naming, paths
+from kitlib import cpus, environments, naming
 from kitlib.errors import PlanError
 
-from .conftest import missing
+from .conftest import host_leftovers, missing
 
 
 def test_lxc_refuses_options_it_cannot_honour():
@@ -36,20 +36,10 @@ def lxc_image(docker_client, root_netns, bench_image):
 
 
 def lxc_leftovers(owner_pid: int) -> list[str]:
-    """Scratch folders, veths and FORWARD rules made by the process `owner_pid`."""
-    found = []
-    if paths.scratch_root().exists():
-        found += [f"scratch {p.name}" for p in paths.scratch_root().iterdir() if naming.owner_pid(p.name) == owner_pid]
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    for line in links.splitlines():
-        name = line.split(":")[1].strip().split("@")[0]
-        if name.startswith("kl") and naming.owner_pid(name) == owner_pid:
-            found.append(f"veth {name}")
-    rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
-    found += [f"rule {line}" for line in rules.splitlines() if f"kitlib:kit{owner_pid}x" in line]
+    """Running containers (their LXC monitors), scratch folders, veths and FORWARD rules of `owner_pid`."""
     running = subprocess.run(["pgrep", "-af", "lxc monitor"], capture_output=True, text=True).stdout
-    found += [f"monitor {line}" for line in running.splitlines() if f"/kit{owner_pid}x" in line]
-    return found
+    found = [f"monitor {line}" for line in running.splitlines() if f"/kit{owner_pid}x" in line]
+    return found + host_leftovers(owner_pid, "kl")
 
 
 @pytest.mark.slow

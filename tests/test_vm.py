@@ -17,13 +17,13 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import cpus, environments, naming, paths
+from kitlib import cpus, environments, naming
 from kitlib.errors import EnvironmentUnavailable, PlanError
 from kitlib.vm import qemu_processes
 from kitlib.vm.libvirt import domain_xml
 from kitlib.vm.qemu import VmConfig, command_line
 
-from .conftest import missing
+from .conftest import host_leftovers, missing
 
 
 def _config(tmp_path: Path, *, tuned: bool, accel: str = "kvm", fmt: str = "raw") -> VmConfig:
@@ -104,16 +104,7 @@ def qemu_tcg(docker_client, root_netns, bench_image):
 def vm_leftovers(owner_pid: int) -> list[str]:
     """QEMU processes, taps, forwarding rules and scratch copies made by the process `owner_pid`."""
     found = [f"qemu {name}" for _, name in qemu_processes() if naming.owner_pid(name) == owner_pid]
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    for line in links.splitlines():
-        name = line.split(":")[1].strip().split("@")[0]
-        if name.startswith("kt") and naming.owner_pid(name) == owner_pid:
-            found.append(f"tap {name}")
-    rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
-    found += [f"rule {line}" for line in rules.splitlines() if f"kitlib:kit{owner_pid}x" in line]
-    if paths.scratch_root().exists():
-        found += [f"scratch {p.name}" for p in paths.scratch_root().iterdir() if naming.owner_pid(p.name) == owner_pid]
-    return found
+    return found + host_leftovers(owner_pid, "kt")
 
 
 @pytest.mark.slow
