@@ -111,13 +111,13 @@ def vm_leftovers(owner_pid: int) -> list[str]:
 @pytest.mark.vm
 def test_guest_boots_runs_a_microbenchmark_and_is_removed(qemu_tcg):
     layout = cpus.split(1, [])
-    env = environments.create(
-        "qemu-tcg", layout, run_label=naming.new_run_label(), peer_reaches_nat=True, image=qemu_tcg
-    )
+    label = "qemu-tcg+qcow2"  # a qcow2 overlay on the cached disk (the other tests boot raw copies)
+    env = environments.create(label, layout, run_label=naming.new_run_label(), peer_reaches_nat=True, image=qemu_tcg)
     with env:
         assert vm_leftovers(os.getpid()), "the VM, its tap and its disk copy exist while it runs"
         facts = env.describe()
         assert facts["accel"] == "tcg" and "KVM" not in facts["hypervisor"]
+        assert facts["vm"]["disk_format"] == "qcow2" and facts["vm"]["disk"].endswith(".qcow2")
         assert 0 < facts["boot_to_ready_s"] < 420
         assert env.run(["nproc"], timeout=60).output.strip() == "1"
         assert "OMPI_MCA_btl=self,vader" in env.run(["env"], timeout=60).output, "the image's environment"
