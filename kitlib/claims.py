@@ -210,6 +210,14 @@ def _first_present(rows: pd.DataFrame, candidates: tuple[str, ...]) -> str | Non
     return next((env for env in candidates if env in present), None)
 
 
+def _fio_keys(rows: pd.DataFrame) -> list[str]:
+    """Per-point keys of fio comparisons: the workload and what makes runs different configurations,
+    so a ratio compares runs of the same queue depth and job count only."""
+    from kitlib.figures_placement import FIO_CONFIGURATION
+
+    return ["workload"] + [c for c in FIO_CONFIGURATION if c in rows.columns and rows[c].notna().any()]
+
+
 def _lxc_matches_docker(df: pd.DataFrame) -> Verdict:
     """LXC's random-I/O IOPS are not below Docker-on-overlay's (seed 003: +6.1% read, +16.6% write)."""
     rows = df[(df["experiment"] == "block") & (df["metric"] == "iops")]
@@ -217,7 +225,7 @@ def _lxc_matches_docker(df: pd.DataFrame) -> Verdict:
     docker = _first_present(rows, DOCKER_WITH_OVERLAY)
     if docker is None or "lxc" not in set(rows["env"]):
         return _missing("random-I/O fio runs of lxc and Docker on overlay")
-    result = _ratio(rows, "lxc", docker, ["workload"])
+    result = _ratio(rows, "lxc", docker, _fio_keys(rows))
     if result is None or np.isnan(result.ratio):
         return _missing("comparable random-I/O points")
     ok = result.ratio >= 0.95
@@ -240,8 +248,8 @@ def _overlay_explains_lxc_gap(df: pd.DataFrame) -> Verdict:
     volume = _first_present(rows, ("docker-host-volume", "docker-nat-volume"))
     if overlay is None or volume is None or "lxc" not in set(rows["env"]):
         return _missing("random-I/O runs of lxc, Docker on overlay and Docker on a volume")
-    with_overlay = _ratio(rows, overlay, "lxc", ["workload"])
-    with_volume = _ratio(rows, volume, "lxc", ["workload"])
+    with_overlay = _ratio(rows, overlay, "lxc", _fio_keys(rows))
+    with_volume = _ratio(rows, volume, "lxc", _fio_keys(rows))
     if with_overlay is None or with_volume is None:
         return _missing("comparable random-I/O points")
     gap_closed = abs(with_volume.ratio - 1) <= 0.10 and with_volume.ratio > with_overlay.ratio

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kitlib.figures_placement import one_fio_configuration
 from kitlib.plots import _style, env_order, grouped_bars, legend
 
 
@@ -30,11 +31,16 @@ def block(df: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4), constrained_layout=True)
-    seq = df[df["workload"].isin(["seq_read", "seq_write"]) & (df["metric"] == "bandwidth")]
+    seq = one_fio_configuration(
+        df[df["workload"].isin(["seq_read", "seq_write"]) & (df["metric"] == "bandwidth")], "native"
+    )
     grouped_bars(axes[0], seq, "workload", ["seq_read", "seq_write"], "MB/s")
     axes[0].set_title("Sequential, 1 MB (Fig. 5)")
     rand = df[df["workload"].isin(["rand_read", "rand_write", "rand_mixed"]) & (df["metric"] == "iops")]
-    rand = rand.groupby(["env", "workload", "repetition"], as_index=False)["value"].sum()  # mixed: read + write
+    rand = one_fio_configuration(rand, "native")
+    # mixed: read + write of one run; runs of other plans are never added together
+    keys = ["env", "workload", "repetition"] + (["run_id"] if "run_id" in rand.columns else [])
+    rand = rand.groupby(keys, as_index=False)["value"].sum()
     grouped_bars(axes[1], rand, "workload", ["rand_read", "rand_write", "rand_mixed"], "IOPS")
     axes[1].set_title("Random, 4 kB (Fig. 6)")
     cdf = df[(df["workload"] == "rand_read_latency") & (df["metric"] == "clat_percentile")]

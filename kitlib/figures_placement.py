@@ -32,13 +32,32 @@ def stream_table(df: pd.DataFrame) -> pd.DataFrame:
     return table.reindex([k for k in ("Copy", "Scale", "Add", "Triad") if k in table.index]).round(3)
 
 
+#: columns that make two fio runs different configurations (never pooled into one bar)
+FIO_CONFIGURATION = ("iodepth", "numjobs", "block_size")
+
+
+def one_fio_configuration(rows: pd.DataFrame, prefer: str) -> pd.DataFrame:
+    """The rows of one fio configuration, the one environment `prefer` ran most (where it ran), so
+    that runs with other queue depths or job counts are never pooled into one bar."""
+    columns = [c for c in FIO_CONFIGURATION if c in rows.columns and rows[c].notna().any()]
+    if not columns or rows.empty:
+        return rows
+    reference = rows[rows["env"] == prefer] if (rows["env"] == prefer).any() else rows
+    chosen = reference[columns].value_counts().idxmax()
+    chosen = chosen if isinstance(chosen, tuple) else (chosen,)
+    mask = pd.Series(True, index=rows.index)
+    for column, value in zip(columns, chosen, strict=True):
+        mask &= rows[column] == value
+    return rows[mask]
+
+
 def placement_figure(df: pd.DataFrame):
     """Random-I/O IOPS (Fig. 3) and TCP round trip (Fig. 5) per placement, error bars = sd."""
     import matplotlib.pyplot as plt
 
     rows = _placement(df)
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4), constrained_layout=True)
-    iops = rows[(rows["experiment"] == "block") & (rows["metric"] == "iops")]
+    iops = one_fio_configuration(rows[(rows["experiment"] == "block") & (rows["metric"] == "iops")], "lxc")
     if not iops.empty:
         grouped_bars(left, iops, "workload", ["rand_read", "rand_write"], "IOPS")
     left.set_title("fio random I/O, 4 kB (seed 003 Fig. 3)")
