@@ -42,12 +42,12 @@ def one_fio_configuration(rows: pd.DataFrame, prefer: str) -> pd.DataFrame:
     columns = [c for c in FIO_CONFIGURATION if c in rows.columns and rows[c].notna().any()]
     if not columns or rows.empty:
         return rows
-    reference = rows[rows["env"] == prefer] if (rows["env"] == prefer).any() else rows
-    chosen = reference[columns].value_counts().idxmax()
+    # a column a run did not record (older runs have no numjobs) is a value of its own, not a wildcard
+    keys = rows[columns].astype(object).where(rows[columns].notna(), "unrecorded")
+    reference = keys[rows["env"] == prefer] if (rows["env"] == prefer).any() else keys
+    chosen = reference.value_counts().idxmax()
     chosen = chosen if isinstance(chosen, tuple) else (chosen,)
-    mask = pd.Series(True, index=rows.index)
-    for column, value in zip(columns, chosen, strict=True):
-        mask &= rows[column] == value
+    mask = (keys == pd.Series(chosen, index=columns)).all(axis=1)
     return rows[mask]
 
 
