@@ -42,6 +42,8 @@ def domain_xml(config: VmConfig) -> str:
         cpu = ET.SubElement(domain, "cpu", mode="host-passthrough")
         ET.SubElement(cpu, "topology", sockets="1", dies="1", cores=str(config.vcpus), threads="1")
         ET.SubElement(cpu, "cache", mode="passthrough")
+    elif config.cpu_model == "max":
+        ET.SubElement(domain, "cpu", mode="maximum", check="none")
     else:
         cpu = ET.SubElement(domain, "cpu", mode="custom", match="exact")
         ET.SubElement(cpu, "model", fallback="allow").text = config.cpu_model

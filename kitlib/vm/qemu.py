@@ -38,8 +38,13 @@ class VmConfig:
 
     @property
     def cpu_model(self) -> str:
-        """Tuned exposes the host CPU; stock keeps QEMU's default model (qemu64), as stock KVM did."""
-        return "host" if self.tuned and self.accel == "kvm" else "qemu64"
+        """Tuned KVM exposes the host CPU; stock KVM keeps QEMU's default model (qemu64), as stock
+        KVM did. Under TCG an instruction the model does not advertise traps, and OpenBLAS's kernel
+        for qemu64's CPU family uses some (HPL dies with SIGILL), so TCG gets `max`: every feature
+        the emulator implements, whatever the host has."""
+        if self.accel != "kvm":
+            return "max"
+        return "host" if self.tuned else "qemu64"
 
     @property
     def qmp_socket(self) -> Path:
