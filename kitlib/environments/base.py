@@ -106,6 +106,12 @@ class Environment(StartStop, abc.ABC):
     def label(self) -> str:
         return self.spec.label
 
+    @property
+    def emulated(self) -> bool:
+        """True where the CPU is emulated in software (QEMU TCG): everything runs tens of times
+        slower, so sizes derived from the hardware must be bounded there."""
+        return False
+
     # -- lifecycle -------------------------------------------------------------------------
     @abc.abstractmethod
     def start(self) -> None:

@@ -41,6 +41,10 @@ class DockerInVmEnvironment(Environment):
     def accel(self) -> str:
         return "tcg" if self.spec.label.startswith("docker-in-qemu-tcg") else "kvm"
 
+    @property
+    def emulated(self) -> bool:
+        return self.accel == "tcg"
+
     def start(self) -> None:
         from kitlib.environments.docker import DockerEnvironment, docker_client
         from kitlib.environments.labels import parse_label

@@ -66,6 +66,10 @@ class VmEnvironment(RemoteNativeEnvironment):
         return "tcg" if self.spec.label.split("+")[0] == "qemu-tcg" else "kvm"
 
     @property
+    def emulated(self) -> bool:
+        return self.accel == "tcg"
+
+    @property
     def tuned(self) -> bool:
         return self.spec.label.split("+")[0] == "kvm-tuned"
 

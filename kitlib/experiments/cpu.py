@@ -71,17 +71,21 @@ class LinpackWorkload(Workload):
     def __init__(self, params: CpuParams):
         super().__init__(params)
         self.n = 0
+        self.capped: dict[str, Any] = {}
 
     def points(self) -> list[dict[str, Any]]:
         return [{}]
 
     def prepare(self, env: Environment, peer: Peer) -> None:
         p = self.params
-        self.n = p.hpl_n or hpcc_run.n_for_memory(hpcc_run.memory_bytes(env), p.hpl_memory_fraction, p.hpl_n_cap)
+        self.n, self.capped = p.hpl_n, {}
+        if self.n is None:
+            derived = hpcc_run.n_for_memory(hpcc_run.memory_bytes(env), p.hpl_memory_fraction, p.hpl_n_cap)
+            self.n, self.capped = hpcc_run.bounded_n(env, derived)
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         outputs = hpcc_run.run(env, self.n)
-        return RawResult(outputs=outputs, facts={"ranks": len(env.layout.sut_cpus)})
+        return RawResult(outputs=outputs, facts={"ranks": len(env.layout.sut_cpus), **self.capped})
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
         from kitlib.parsers import hpcc

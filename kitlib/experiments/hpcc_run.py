@@ -8,6 +8,8 @@ warnings; the mpirun output is kept as its own raw file so that can be checked.
 from __future__ import annotations
 
 import math
+import warnings
+from typing import Any
 
 from kitlib.environments.base import Environment
 
@@ -73,6 +75,24 @@ def n_for_stream(llc_bytes: int, ranks: int, multiple: float) -> int:
     """HPL N whose STREAM arrays (hpcc: N²/(3·ranks) doubles each) hold `multiple` × the last-level cache."""
     doubles = multiple * llc_bytes / 8
     return int(math.ceil(math.sqrt(doubles * 3 * ranks) / 100.0) * 100)
+
+
+#: largest derived HPL N under software emulation: HPL there runs at ~0.1 GFLOPS, so the N of a
+#: real machine (thousands) would take hours; 2000 takes about a minute
+EMULATED_N_CAP = 2000
+
+
+def bounded_n(env: Environment, derived: int) -> tuple[int, dict[str, Any]]:
+    """`derived` where the CPU is real; under emulation at most EMULATED_N_CAP, with facts saying so
+    (an N the user set explicitly is never passed through here)."""
+    if not env.emulated or derived <= EMULATED_N_CAP:
+        return derived, {}
+    warnings.warn(
+        f"{env.label}: software emulation, so HPL N {derived} (derived from the hardware) is capped at "
+        f"{EMULATED_N_CAP}; pass -p hpl_n N to choose it yourself",
+        stacklevel=2,
+    )
+    return EMULATED_N_CAP, {"hpl_n_derived": derived, "hpl_n_capped_by": "software emulation"}
 
 
 def n_for_memory(mem_bytes: int, fraction: float, cap: int) -> int:

@@ -54,8 +54,11 @@ class HpccMemoryWorkload(Workload):
     def prepare(self, env: Environment, peer: Peer) -> None:
         llc = hpcc_run.llc_bytes(env)
         ranks = len(env.layout.sut_cpus)
-        self.n = self.params.hpl_n or hpcc_run.n_for_stream(llc, ranks, self.params.llc_multiple)
+        self.n, capped = self.params.hpl_n, {}
+        if self.n is None:
+            self.n, capped = hpcc_run.bounded_n(env, hpcc_run.n_for_stream(llc, ranks, self.params.llc_multiple))
         self.facts = {"llc_bytes": llc, "ranks": ranks, "hpl_n": self.n, "huge_pages": hpcc_run.huge_pages(env)}
+        self.facts.update(capped)
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         prefix = {
