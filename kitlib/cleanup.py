@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 from kitlib import naming, paths
-from kitlib.procs import pid_alive
+from kitlib.procs import owned_processes, pid_alive
 
 
 def _orphaned(name: str) -> bool:
@@ -38,6 +38,24 @@ def clean_docker() -> list[str]:
             continue
         volume.remove(force=True)
         removed.append(f"volume {volume.name}")
+    return removed
+
+
+def clean_processes() -> list[str]:
+    """Servers and load generators a dead run started on this host (marked KITLIB_OWNER), wherever
+    they run: in a peer namespace already deleted, on loopback, or as a native service."""
+    import os
+    import signal
+
+    removed = []
+    for pid, owner, command in owned_processes():
+        if pid_alive(owner) or pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+        removed.append(f"process {pid} ({command[:80]}) of run pid {owner}")
     return removed
 
 
@@ -107,5 +125,11 @@ def clean_leftovers() -> list[str]:
     # the peer namespaces first: their load generators stop before the servers they talk to disappear;
     # VMs and system containers before links: a tap or veth goes once its user has exited
     return (
-        clean_namespaces() + clean_vms() + clean_system_containers() + clean_links() + clean_docker() + clean_scratch()
+        clean_processes()
+        + clean_namespaces()
+        + clean_vms()
+        + clean_system_containers()
+        + clean_links()
+        + clean_docker()
+        + clean_scratch()
     )

@@ -16,14 +16,17 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    from kitlib import signals
+
     try:
-        return args.func(args) or 0
+        with signals.stop_on_signals():
+            return args.func(args) or 0
     except KitError as exc:
         print(f"kit: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("kit: interrupted; everything this run started was removed", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP turned into the same unwinding
+        print(signals.stopped_message(exc), file=sys.stderr)
+        return signals.exit_code(exc)
 
 
 def _parser() -> argparse.ArgumentParser:

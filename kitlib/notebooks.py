@@ -2,28 +2,95 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from kitlib import paths
+from kitlib import paths, signals
 from kitlib.experiments.base import Experiment
 from kitlib.planning import Plan
+from kitlib.procs import pid_alive
+
+#: how long a stopped notebook's kernel may take to remove what its run started before it is killed
+STOP_GRACE_S = 180.0
 
 
 def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progress: bool = False) -> Path:
+    """Execute with papermill; a stop (Ctrl-C, SIGTERM, SIGHUP) is passed on to the kernel, which runs
+    the experiment and owns what it started, and waited for while the kernel removes it.
+
+    papermill runs in a worker thread so that its client cannot take this process's signal handlers:
+    the main thread keeps the kit's, and on a stop it signals the kernel itself (the kernel handles
+    SIGTERM like Ctrl-C while a run is in progress), waits up to STOP_GRACE_S for the run inside to
+    unwind, and only then kills it."""
     import papermill
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    papermill.execute_notebook(
-        str(notebook),
-        str(output),
-        parameters=parameters,
-        cwd=str(paths.PROJECT_ROOT),
-        progress_bar=progress,
-        log_output=False,
-        kernel_name="python3",
-    )
+    outcome: dict[str, BaseException] = {}
+
+    def work() -> None:
+        try:
+            papermill.execute_notebook(
+                str(notebook),
+                str(output),
+                parameters=parameters,
+                cwd=str(paths.PROJECT_ROOT),
+                progress_bar=progress,
+                log_output=False,
+                kernel_name="python3",
+            )
+        except BaseException as exc:  # handed to the main thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="papermill", daemon=True)
+    with signals.stop_on_signals():
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(timeout=0.5)
+        except KeyboardInterrupt:
+            _stop_kernels(worker)
+            raise
+    if "error" in outcome:
+        raise outcome["error"]
     return output
+
+
+def _kernel_processes() -> list[int]:
+    """Jupyter kernels this process started (papermill's jupyter_client launches them as children)."""
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if parent == me and b"ipykernel" in command:
+            found.append(int(entry.name))
+    return found
+
+
+def _stop_kernels(worker: threading.Thread) -> None:
+    """SIGTERM the kernels (a run inside unwinds as on Ctrl-C), wait for papermill to end, then SIGKILL
+    whatever kernel is still there."""
+    kernels = _kernel_processes()
+    for pid in kernels:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    while worker.is_alive() and any(pid_alive(pid) for pid in kernels) and time.monotonic() < deadline:
+        worker.join(timeout=0.5)
+    for pid in kernels:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    worker.join(timeout=30)
 
 
 def experiment_parameters(plan: Plan, overrides: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,9 @@
-"""Local processes with bounded time, killed as a whole process group when they overrun."""
+"""Local processes with bounded time, killed as a whole process group when they overrun.
+
+Every process the kit starts on this host carries KITLIB_OWNER=<pid of the run> in its environment,
+so a load generator or server that outlives its run (kill -9, a lost namespace) is still found:
+by the leftover checks of the tests and by `kit clean`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,33 @@ import os
 import signal
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
+
+OWNER_VARIABLE = "KITLIB_OWNER"
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment, marked with its pid as the owner of the child."""
+    return {**os.environ, OWNER_VARIABLE: str(os.getpid())}
+
+
+def owned_processes() -> list[tuple[int, int, str]]:
+    """(pid, owner pid, command) of every process on this host marked as started by a kit run."""
+    marker = f"{OWNER_VARIABLE}=".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            variables = (entry / "environ").read_bytes().split(b"\0")
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # exited meanwhile, or not ours to read
+            continue
+        for variable in variables:
+            if variable.startswith(marker) and variable[len(marker) :].isdigit():
+                found.append((int(entry.name), int(variable[len(marker) :]), command))
+                break
+    return found
 
 
 def run_bounded(argv: Sequence[str], *, timeout: float) -> tuple[int | None, str]:
@@ -16,6 +48,7 @@ def run_bounded(argv: Sequence[str], *, timeout: float) -> tuple[int | None, str
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
+        env=child_env(),
         text=True,
         errors="replace",
     )

@@ -7,6 +7,7 @@ start marks all its units failed with the reason.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import socket
 import time
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kitlib import cpus, environments, experiments, naming, paths, provenance
+from kitlib import cpus, environments, experiments, naming, paths, provenance, signals
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
 from kitlib.experiments.base import Workload
 from kitlib.peer import make_peer
@@ -71,14 +72,29 @@ def run_plan(
     idle = [env for env in plan.environments if not any(u.env == env for u in units)]
     if idle:
         warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", stacklevel=2)
-    todo = [u for u in units if store.unit_status(u.key) != "ok"]
-    if todo:
-        _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
+    with _guarded(store):
+        todo = [u for u in units if store.unit_status(u.key) != "ok"]
+        if todo:
+            _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
     records = store.consolidate()
     failures = store.failures()
     if len(failures):
         warnings.warn(f"{len(failures)} unit(s) failed; see {store.root / 'failures.csv'}", stacklevel=2)
     return RunResult(plan, store.root, records, failures, len(todo), len(units) - len(todo))
+
+
+@contextlib.contextmanager
+def _guarded(store: RunStore):
+    """One process at a time in the run's folder; SIGTERM/SIGHUP unwind like Ctrl-C; on a stop the
+    points measured so far are consolidated into records.csv before the interruption goes on."""
+    with store.locked(), signals.stop_on_signals():
+        try:
+            yield
+        except KeyboardInterrupt as exc:
+            if isinstance(exc, signals.RunStopped):
+                exc.run_root = str(store.root)
+            store.consolidate()
+            raise
 
 
 def _execute(
@@ -158,8 +174,8 @@ def _run_environment(label, units, plan, store, peer, layout, run_label, session
                     bar.update(1)
                 workload.finish(env, peer)
             session["commands"].extend(env.commands)
-    except (EnvironmentUnavailable, CommandFailed) as exc:
-        reason = f"{label} unavailable: {exc}"
+    except (EnvironmentUnavailable, CommandFailed, *_engine_errors()) as exc:
+        reason = f"{label} unavailable: {_reason(exc)}"
         for unit in units:
             if store.unit_status(unit.key) != "ok":
                 store.save_failed(unit.key, reason, {"env": label, "finished": provenance.now()})
@@ -195,9 +211,27 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore) -> None:
             _unit_commands(env, peer, mark), seconds=round(time.monotonic() - started, 3), finished=provenance.now()
         )
         store.save_ok(unit.key, records, info)
-    except (CommandFailed, ParseError, KitError) as exc:
+    except (CommandFailed, ParseError, KitError, *_engine_errors()) as exc:
         info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
-        store.save_failed(unit.key, str(exc), info)
+        store.save_failed(unit.key, _reason(exc), info)
+
+
+def _engine_errors() -> tuple[type[BaseException], ...]:
+    """What an engine or a guest that went away mid-run raises: its container killed, its daemon
+    stopped, its SSH connection lost. The point fails with the reason and the run goes on."""
+    import docker.errors
+    import paramiko
+    import requests
+
+    return (docker.errors.DockerException, requests.exceptions.RequestException, paramiko.SSHException, OSError)
+
+
+def _reason(exc: BaseException) -> str:
+    """A failure's reason as failures.csv shows it: the kit's own message, or the engine's error named."""
+    if isinstance(exc, KitError):
+        return str(exc)
+    text = str(exc).strip() or repr(exc)
+    return f"{type(exc).__name__}: {text}"
 
 
 def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:

@@ -6,6 +6,7 @@
     records.csv       every valid record of the run (rebuilt from units/)
     failures.csv      units that failed, with their reason (never mixed into records.csv)
     provenance.json   host, engines, tools, versions, and every command line
+    .lock             held (flock) by the process running the plan, so a second run of it refuses
 
 A unit whose file says `ok` is done; running the same plan again does only what is missing
 (never-run or failed units).
@@ -13,11 +14,13 @@ A unit whose file says `ok` is done; running the same plan again does only what 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +68,31 @@ class RunStore:
     @property
     def raw_dir(self) -> Path:
         return self.root / "raw"
+
+    # -- one run at a time -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the folder's lock while a run writes into it; refuse if another process holds it.
+
+        An flock, so the kernel releases it when its holder exits however it ends (even kill -9):
+        a crashed run never leaves a stale lock behind."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / ".lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+                raise KitError(
+                    f"another run of this plan is in progress in {self.root} (pid {holder}); "
+                    "wait for it to finish or stop it, then run again (only missing points are measured)"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
 
     # -- the plan --------------------------------------------------------------------------
     def write_plan(self, plan_json: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from kitlib import paths
 from kitlib.environments.base import Environment, Service
-from kitlib.procs import kill_group, pinned, run_bounded
+from kitlib.procs import child_env, kill_group, pinned, run_bounded
 
 
 class LocalService(Service):
@@ -68,6 +68,7 @@ class NativeEnvironment(Environment):
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
                 cwd=self._workdir,
+                env=child_env(),
             )
         return LocalService(name, proc, log_path)
 
