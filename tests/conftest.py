@@ -80,7 +80,53 @@ def leftovers(docker_client, pid: int | None = None) -> list[str]:
     for name in netns:
         if name.startswith(naming.PREFIX) and counted(naming.owner_pid(name)):
             found.append(f"netns {name}")
+    return found + process_leftovers(counted)
+
+
+def process_leftovers(counted) -> list[str]:
+    """Processes of a run still running: the load generators and servers it started on this host
+    (they carry its pid in KITLIB_OWNER, even after their namespace is gone) and its QEMU guests."""
+    from kitlib.procs import owned_processes
+    from kitlib.vm import qemu_processes
+
+    found = [f"process {pid} {command[:60]}" for pid, owner, command in owned_processes() if counted(owner)]
+    found += [f"qemu {pid} {name}" for pid, name in qemu_processes() if counted(naming.owner_pid(name))]
     return found
+
+
+def start_kit(args: list[str], env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
+    """`kit ARGS` as a child with SIGINT, SIGTERM and SIGHUP at their defaults, whatever this test
+    process inherited (a background job of a non-interactive shell ignores SIGINT), so the signals a
+    test sends act as they do from a terminal; stdout and stderr together, as text."""
+    import sys
+
+    from kitlib.signals import default_dispositions
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "kitlib.cli", *args],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        preexec_fn=default_dispositions,
+        **kwargs,
+    )
+
+
+def wait_for(condition, timeout: float, proc: subprocess.Popen | None = None, what: str = "condition") -> None:
+    """Poll `condition()` every half second up to `timeout` s; fail early if `proc` has exited."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            pytest.fail(f"the run exited ({proc.returncode}) before {what}:\n{proc.stdout.read()[-3000:]}")
+        if time.monotonic() > deadline:
+            if proc is not None:
+                proc.kill()
+            pytest.fail(f"{what} did not happen within {timeout:.0f} s")
+        time.sleep(0.5)
 
 
 def host_leftovers(owner_pid: int, link_prefix: str) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 import kitlib
 from kitlib.experiments.redis import RedisWorkload
 
-from .conftest import leftovers
+from .conftest import leftovers, start_kit
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
@@ -35,26 +35,8 @@ def test_exception_inside_a_run_removes_everything(docker_client, root_netns, be
 
 
 def _start_long_run(results) -> subprocess.Popen:
-    argv = [
-        sys.executable,
-        "-m",
-        "kitlib.cli",
-        "run",
-        "redis",
-        "--no-notebook",
-        "--env",
-        "docker-nat-volume",
-        "--repetitions",
-        "1",
-        "-p",
-        "clients",
-        "[1]",
-        "-p",
-        "requests",
-        "50000000",
-    ]
-    env = {**os.environ, "KIT_RESULTS": str(results)}
-    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    args = ["run", "redis", "--no-notebook", "--env", "docker-nat-volume", "--repetitions", "1"]
+    return start_kit(args + ["-p", "clients", "[1]", "-p", "requests", "50000000"], {"KIT_RESULTS": str(results)})
 
 
 def _wait_until_running(docker_client, proc: subprocess.Popen, timeout: float = 180) -> None:
@@ -76,7 +58,7 @@ def test_sigint_removes_everything(docker_client, root_netns, bench_image, isola
     proc.send_signal(signal.SIGINT)
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, output
-    assert "interrupted" in output
+    assert "stopped by SIGINT" in output
     assert leftovers(docker_client, proc.pid) == []
 
 
