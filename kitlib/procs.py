@@ -22,7 +22,8 @@ def child_env() -> dict[str, str]:
 
 
 def owned_processes() -> list[tuple[int, int, str]]:
-    """(pid, owner pid, command) of every process on this host marked as started by a kit run."""
+    """(pid, owner pid, command) of every process on this host marked as started by a kit run: by its
+    environment, or, where it rewrote that, by a working directory in the kit's scratch area."""
     marker = f"{OWNER_VARIABLE}=".encode()
     found = []
     for entry in Path("/proc").iterdir():
@@ -33,11 +34,26 @@ def owned_processes() -> list[tuple[int, int, str]]:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # exited meanwhile, or not ours to read
             continue
-        for variable in variables:
-            if variable.startswith(marker) and variable[len(marker) :].isdigit():
-                found.append((int(entry.name), int(variable[len(marker) :]), command))
-                break
+        owner = next(
+            (int(v[len(marker) :]) for v in variables if v.startswith(marker) and v[len(marker) :].isdigit()), None
+        )
+        if owner is None:  # a server that rewrote its environ for its title (redis-server): its run's folder
+            owner = _owner_of_cwd(entry)
+        if owner is not None:
+            found.append((int(entry.name), owner, command))
     return found
+
+
+def _owner_of_cwd(entry: Path) -> int | None:
+    """The run owning a process whose working directory is one of the kit's scratch folders."""
+    from kitlib import naming, paths
+
+    try:
+        cwd = os.readlink(entry / "cwd")
+    except OSError:
+        return None
+    root = str(paths.scratch_root())
+    return naming.owner_pid(cwd[len(root) :]) if cwd.startswith(root + "/") else None
 
 
 def run_bounded(argv: Sequence[str], *, timeout: float) -> tuple[int | None, str]:
