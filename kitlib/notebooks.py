@@ -31,6 +31,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progres
 
     output.parent.mkdir(parents=True, exist_ok=True)
     outcome: dict[str, BaseException] = {}
+    finished = threading.Event()  # not Thread.join: a join cut by a signal can mark a live thread stopped
 
     def work() -> None:
         try:
@@ -45,15 +46,17 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progres
             )
         except BaseException as exc:  # handed to the main thread
             outcome["error"] = exc
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=work, name="papermill", daemon=True)
     with signals.stop_on_signals():
         worker.start()
         try:
-            while worker.is_alive():
-                worker.join(timeout=0.5)
+            while not finished.wait(timeout=0.5):
+                pass
         except KeyboardInterrupt:
-            _stop_kernels(worker)
+            _stop_kernels(finished)
             raise
     if "error" in outcome:
         raise outcome["error"]
@@ -77,7 +80,7 @@ def _kernel_processes() -> list[int]:
     return found
 
 
-def _stop_kernels(worker: threading.Thread) -> None:
+def _stop_kernels(finished: threading.Event) -> None:
     """SIGTERM the kernels (a run inside unwinds as on Ctrl-C), wait for papermill to end, then SIGKILL
     whatever kernel is still there."""
     kernels = _kernel_processes()
@@ -85,12 +88,12 @@ def _stop_kernels(worker: threading.Thread) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_GRACE_S
-    while worker.is_alive() and any(pid_alive(pid) for pid in kernels) and time.monotonic() < deadline:
-        worker.join(timeout=0.5)
+    while not finished.is_set() and any(pid_alive(pid) for pid in kernels) and time.monotonic() < deadline:
+        finished.wait(timeout=0.5)
     for pid in kernels:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    worker.join(timeout=30)
+    finished.wait(timeout=30)
 
 
 def experiment_parameters(plan: Plan, overrides: dict[str, Any]) -> dict[str, Any]:

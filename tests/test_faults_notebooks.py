@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 RUN_CELL = """
 import kitlib
 plan = kitlib.plan("redis", environments=["docker-nat-volume"], repetitions=1, clients=[1], requests=50_000_000)
-kitlib.run(plan, results_root={results!r}, progress=False)
+from pathlib import Path
+kitlib.run(plan, results_root=Path({results!r}), progress=False)
 """
 
 
