@@ -105,7 +105,7 @@ def command_line(config: VmConfig) -> list[str]:
         f"file={config.disk},if=virtio,format={config.disk_format},cache={config.disk_cache},aio={aio}",
         "-drive",
         f"file={config.seed},if=virtio,format=raw,readonly=on",
-        *[arg for drive in config.extra_drives for arg in ("-drive", f"file={drive},if=virtio,format=raw,readonly=on")],
+        *[arg for drive in config.extra_drives for arg in ("-drive", _extra_drive(drive))],
         "-netdev",
         netdev,
         "-device",
@@ -157,3 +157,11 @@ class Qmp:
     def vcpu_threads(self) -> list[int]:
         reply = self.command("query-cpus-fast")
         return [cpu["thread-id"] for cpu in sorted(reply, key=lambda c: c["cpu-index"])]  # type: ignore[union-attr]
+
+
+def _extra_drive(drive: Path) -> str:
+    """A raw file is attached read-only (an archive to read); a qcow2 one writable (an overlay of a
+    cached disk, which the guest changes without touching the cache)."""
+    if drive.suffix == ".qcow2":
+        return f"file={drive},if=virtio,format=qcow2"
+    return f"file={drive},if=virtio,format=raw,readonly=on"

@@ -1,0 +1,126 @@
+"""A Docker data root that already holds the benchmark image, as a disk for a guest's Docker engine.
+
+`docker load` of the benchmark image inside a software-emulated guest takes a quarter of an hour
+or more (every layer is unpacked and hashed by emulated instructions), longer still on a loaded
+machine. Instead a private Docker engine on the host, at native speed, loads the image into a data
+root on an ext4 disk image, once per image id; each guest gets a copy-on-write overlay of that disk
+as /var/lib/docker, so its engine starts with the image present and writes nothing back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from kitlib import paths
+from kitlib.errors import EnvironmentUnavailable
+from kitlib.procs import child_env
+
+ENGINE_START_S = 60
+LOAD_TIMEOUT_S = 900
+KEEP_STORES = 2
+
+
+def ensure_engine_store(client, tag: str, *, notify=print) -> Path:
+    """An ext4 image holding a Docker data root (overlay2) with `tag` loaded, cached by image id."""
+    from kitlib.image import _build_lock
+
+    image = client.images.get(tag)
+    folder = paths.cache_root() / "engine-stores"
+    store = folder / f"{image.id.split(':')[-1][:16]}.ext4"
+    with _build_lock():
+        if not store.exists():
+            notify(f"loading {tag} into a Docker data root for guests (once per image; a minute or two) …")
+            folder.mkdir(parents=True, exist_ok=True)
+            size_mib = int((image.attrs.get("Size") or 0) * 2.5 / 2**20) + 1024
+            partial = store.with_suffix(".partial")
+            partial.unlink(missing_ok=True)
+            _run(["truncate", "-s", f"{size_mib}M", str(partial)], 60)
+            _run(["mkfs.ext4", "-q", "-F", "-L", "kitdocker", str(partial)], 120)
+            with _mounted(partial) as root:
+                _load_with_private_engine(tag, root)
+            partial.rename(store)
+            for old in sorted(folder.glob("*.ext4"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP_STORES:]:
+                old.unlink()
+    return store
+
+
+def overlay(store: Path, folder: Path) -> Path:
+    """A qcow2 overlay on `store` in `folder`: the guest writes there, the cached store stays as it is."""
+    target = folder / "docker-store.qcow2"
+    _run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(store), str(target)], 60)
+    return target
+
+
+@contextlib.contextmanager
+def _mounted(image: Path):
+    mount = Path(tempfile.mkdtemp(prefix="kitlib-store-", dir=image.parent))
+    _run(["mount", "-o", "loop", str(image), str(mount)], 60)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True, check=False)
+        mount.rmdir()
+
+
+def _load_with_private_engine(tag: str, data_root: Path) -> None:
+    """Start a dockerd of our own on `data_root` (no bridge, no iptables rules, its own socket), load
+    `tag` from the machine's engine into it, stop it."""
+    short = Path(tempfile.mkdtemp(prefix="kd", dir="/tmp"))  # unix socket paths must stay short
+    host = f"unix://{short}/d.sock"
+    argv = [
+        "dockerd",
+        f"--data-root={data_root}",
+        f"--exec-root={short}/x",
+        f"-H={host}",
+        f"--pidfile={short}/d.pid",
+        "--bridge=none",
+        "--iptables=false",
+        "--storage-driver=overlay2",
+    ]
+    with open(short / "dockerd.log", "wb") as log:
+        daemon = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=child_env())
+    try:
+        deadline = time.monotonic() + ENGINE_START_S
+        while _run(["docker", "-H", host, "version"], 30, check=False) != 0:
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                tail = (short / "dockerd.log").read_text(errors="replace")[-1500:]
+                raise EnvironmentUnavailable(f"a private Docker engine for the guests' data root did not start: {tail}")
+            time.sleep(0.5)
+        save = subprocess.Popen(["docker", "save", tag], stdout=subprocess.PIPE, start_new_session=True)
+        try:
+            loaded = subprocess.run(
+                ["docker", "-H", host, "load", "-q"],
+                stdin=save.stdout,
+                capture_output=True,
+                text=True,
+                timeout=LOAD_TIMEOUT_S,
+                check=False,
+            )
+        finally:
+            save.stdout.close()
+            save.wait(timeout=60)
+        if loaded.returncode != 0 or save.returncode != 0:
+            raise EnvironmentUnavailable(f"loading {tag} into the guests' data root failed: {loaded.stderr[-1500:]}")
+    finally:
+        if daemon.poll() is None:
+            daemon.send_signal(signal.SIGTERM)
+            try:
+                daemon.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait(timeout=30)
+        subprocess.run(["umount", "-R", "-l", str(short / "x")], capture_output=True, check=False)
+        shutil.rmtree(short, ignore_errors=True)
+
+
+def _run(argv: list[str], timeout: float, *, check: bool = True) -> int:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    if check and done.returncode != 0:
+        raise EnvironmentUnavailable(f"`{' '.join(argv)}` failed: {(done.stderr or done.stdout).strip()[-1000:]}")
+    return done.returncode
