@@ -51,6 +51,7 @@ class DockerInVmEnvironment(Environment):
         self.inner = None
         self._tunnel = contextlib.ExitStack()
         self._workdir: Path | None = None
+        self.image_delivery: str | None = None
 
     @property
     def accel(self) -> str:
@@ -89,10 +90,12 @@ class DockerInVmEnvironment(Environment):
         )
         self.vm.start()
         if drive.suffix == ".qcow2":
+            self.image_delivery = "data root prepared on the host, attached copy-on-write"
             self.vm.run(["mount", "/dev/vdc", "/var/lib/docker"], timeout=120)
             self.vm.run(["systemctl", "start", "docker.service"], timeout=300)
             self.vm.run(["docker", "image", "inspect", "-f", "{{.Id}}", self.image], timeout=120)
         else:
+            self.image_delivery = "docker load inside the guest"
             self.vm.run(["systemctl", "start", "docker.service"], timeout=300)
             self.vm.run(["docker", "load", "-i", "/dev/vdc"], timeout=LOAD_TIMEOUT_S)
         guest_engine = self._open_tunnel()
@@ -162,6 +165,7 @@ class DockerInVmEnvironment(Environment):
         return {
             **super().describe(),
             "accel": self.accel,
+            "image_delivery": self.image_delivery,
             "vm": self.vm.describe() if self.vm else None,
             "docker_in_guest": self.inner.describe() if self.inner else None,
             "engine_reached_through": "SSH tunnel to the guest's loopback",
