@@ -50,7 +50,7 @@ def private_engine(docker_client, root_netns, bench_image):
     with open(root / "dockerd.log", "wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        client = docker.DockerClient(base_url=host, timeout=60)
+        client = docker.DockerClient(base_url=host, timeout=60, version="1.41")
         wait_for(lambda: _answers(client), 60, proc, "the private dockerd to answer")
         images = [bench_image] + ([LOCAL_BASE] if docker_client.images.list(name=LOCAL_BASE) else [])
         save = subprocess.Popen(["docker", "save", *images], stdout=subprocess.PIPE)
