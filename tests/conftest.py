@@ -145,3 +145,18 @@ def host_leftovers(owner_pid: int, link_prefix: str) -> list[str]:
     rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
     found += [f"rule {line}" for line in rules.splitlines() if f"kitlib:kit{owner_pid}x" in line]
     return found
+
+
+@pytest.fixture(autouse=True)
+def _no_process_of_this_test_left():
+    """After every test: no server, load generator or guest that a run inside this pytest process
+    started is still running (runs in child processes are checked by their tests, by the child's pid)."""
+    yield
+    me = os.getpid()
+    left = process_leftovers(lambda owner: owner == me)
+    if left:
+        import time
+
+        time.sleep(2)  # a process group being stopped at this instant
+        left = process_leftovers(lambda owner: owner == me)
+    assert left == [], f"processes a run of this test started are still running: {left}"
