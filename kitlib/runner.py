@@ -213,7 +213,8 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore) -> None:
         store.save_ok(unit.key, records, info)
     except (CommandFailed, ParseError, KitError, *_engine_errors()) as exc:
         info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
-        store.save_failed(unit.key, _reason(exc), info)
+        state = _environment_state(env)
+        store.save_failed(unit.key, f"{state}; {_reason(exc)}" if state else _reason(exc), info)
 
 
 def _engine_errors() -> tuple[type[BaseException], ...]:
@@ -224,6 +225,31 @@ def _engine_errors() -> tuple[type[BaseException], ...]:
     import requests
 
     return (docker.errors.DockerException, requests.exceptions.RequestException, paramiko.SSHException, OSError)
+
+
+def _environment_state(env) -> str:
+    """Why a container environment's point failed, where the engine knows: its container stopped
+    (killed, out of memory) or the engine itself no longer answers. "" when it looks healthy."""
+    env = getattr(env, "inner", None) or env
+    container = getattr(env, "container", None)
+    if container is None:
+        return ""
+    try:
+        container.reload()
+    except Exception as exc:  # noqa: BLE001 - any failure to ask is the answer
+        import docker.errors
+
+        if isinstance(exc, docker.errors.NotFound):
+            return f"{env.label}: its container {container.name} no longer exists"
+        return f"{env.label}: the Docker engine does not answer ({type(exc).__name__}: {str(exc)[:160]})"
+    state = container.attrs.get("State") or {}
+    if state.get("Status") == "running":
+        return ""
+    return (
+        f"{env.label}: its container {container.name} is {state.get('Status')} (exit code {state.get('ExitCode')}"
+        + (", killed for lack of memory" if state.get("OOMKilled") else "")
+        + ")"
+    )
 
 
 def _reason(exc: BaseException) -> str:

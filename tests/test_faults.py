@@ -116,6 +116,7 @@ def test_a_killed_load_generator_and_a_killed_server_fail_their_points_and_the_r
     assert set(failures["env"]) == {"docker-host-volume"} and len(failures) == 2
     reasons = " ".join(failures["reason"])
     assert "redis-benchmark" in reasons and "exited -9" in reasons, reasons
+    assert "docker-host-volume: its container" in reasons and "is exited (exit code 137)" in reasons, reasons
     records = pd.read_csv(run_dir / "records.csv")
     assert set(records["env"]) == {"native"} and set(records["clients"]) == {1, 2}, "the run went on"
     assert leftovers(docker_client, proc.pid) == []
