@@ -91,7 +91,7 @@ class DockerInVmEnvironment(Environment):
         self.vm.start()
         if drive.suffix == ".qcow2":
             self.image_delivery = "data root prepared on the host, attached copy-on-write"
-            self.vm.run(["mount", "/dev/vdc", "/var/lib/docker"], timeout=120)
+            self.vm.run(["sh", "-c", "mkdir -p /var/lib/docker && mount /dev/vdc /var/lib/docker"], timeout=120)
             self.vm.run(["systemctl", "start", "docker.service"], timeout=300)
             self.vm.run(["docker", "image", "inspect", "-f", "{{.Id}}", self.image], timeout=120)
         else:
