@@ -227,6 +227,10 @@ def _engine_errors() -> tuple[type[BaseException], ...]:
     return (docker.errors.DockerException, requests.exceptions.RequestException, paramiko.SSHException, OSError)
 
 
+#: how long a failed point waits for the engine to report its container's end
+STATE_SETTLE_S = 3.0
+
+
 def _environment_state(env) -> str:
     """Why a container environment's point failed, where the engine knows: its container stopped
     (killed, out of memory) or the engine itself no longer answers. "" when it looks healthy."""
@@ -234,17 +238,22 @@ def _environment_state(env) -> str:
     container = getattr(env, "container", None)
     if container is None:
         return ""
-    try:
-        container.reload()
-    except Exception as exc:  # noqa: BLE001 - any failure to ask is the answer
-        import docker.errors
+    deadline = time.monotonic() + STATE_SETTLE_S  # the engine records a killed container's exit a moment later
+    while True:
+        try:
+            container.reload()
+        except Exception as exc:  # noqa: BLE001 - any failure to ask is the answer
+            import docker.errors
 
-        if isinstance(exc, docker.errors.NotFound):
-            return f"{env.label}: its container {container.name} no longer exists"
-        return f"{env.label}: the Docker engine does not answer ({type(exc).__name__}: {str(exc)[:160]})"
-    state = container.attrs.get("State") or {}
-    if state.get("Status") == "running":
-        return ""
+            if isinstance(exc, docker.errors.NotFound):
+                return f"{env.label}: its container {container.name} no longer exists"
+            return f"{env.label}: the Docker engine does not answer ({type(exc).__name__}: {str(exc)[:160]})"
+        state = container.attrs.get("State") or {}
+        if state.get("Status") != "running":
+            break
+        if time.monotonic() > deadline:
+            return ""
+        time.sleep(0.5)
     return (
         f"{env.label}: its container {container.name} is {state.get('Status')} (exit code {state.get('ExitCode')}"
         + (", killed for lack of memory" if state.get("OOMKilled") else "")
