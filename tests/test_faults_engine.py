@@ -28,55 +28,30 @@ pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
 @pytest.fixture(scope="module")
 def private_engine(docker_client, root_netns, bench_image):
-    """A dockerd of the test's own holding the benchmark image; yields (DOCKER_HOST, its Popen)."""
-    import docker
-
+    """A dockerd of the test's own (its own data root, exec root, socket, pid file and bridge, no
+    iptables rules) holding the benchmark image; yields (DOCKER_HOST, its Popen)."""
     from kitlib.image import LOCAL_BASE
+    from kitlib.vm.engine_store import private_engine as start_engine
 
     if shutil.which("dockerd") is None:
         missing("docker", "no dockerd binary to start a private engine with")
     root = Path(tempfile.mkdtemp(prefix="kitfaults-engine-", dir="/var/tmp"))
-    short = Path(tempfile.mkdtemp(prefix="kf", dir="/tmp"))  # socket paths must stay short
-    host = f"unix://{short}/d.sock"
-    argv = [
-        "dockerd",
-        f"--data-root={root}/data",
-        f"--exec-root={short}/x",
-        f"-H={host}",
-        f"--pidfile={short}/d.pid",
-        "--bridge=none",
-        "--iptables=false",
-    ]
-    with open(root / "dockerd.log", "wb") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        client = docker.DockerClient(base_url=host, timeout=60, version="1.41")
-        wait_for(lambda: _answers(client), 60, proc, "the private dockerd to answer")
-        images = [bench_image] + ([LOCAL_BASE] if docker_client.images.list(name=LOCAL_BASE) else [])
-        save = subprocess.Popen(["docker", "save", *images], stdout=subprocess.PIPE)
-        subprocess.run(
-            ["docker", "-H", host, "load", "-q"], stdin=save.stdout, check=True, timeout=600, capture_output=True
-        )
-        save.wait(timeout=60)
-        yield host, proc
+        with start_engine(root / "data") as (host, daemon):
+            images = [bench_image] + ([LOCAL_BASE] if docker_client.images.list(name=LOCAL_BASE) else [])
+            save = subprocess.Popen(["docker", "save", *images], stdout=subprocess.PIPE)
+            subprocess.run(
+                ["docker", "-H", host, "load", "-q"], stdin=save.stdout, check=True, timeout=600, capture_output=True
+            )
+            save.wait(timeout=60)
+            yield host, daemon
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=30)
-        subprocess.run(["umount", "-R", "-l", str(short / "x")], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
-        shutil.rmtree(short, ignore_errors=True)
+    assert docker_client.ping() and _bridge_exists("docker0"), "the machine's engine and its bridge are untouched"
 
 
-def _answers(client) -> bool:
-    try:
-        return client.ping()
-    except Exception:
-        return False
+def _bridge_exists(name: str) -> bool:
+    return subprocess.run(["ip", "link", "show", name], capture_output=True).returncode == 0
 
 
 @pytest.mark.timeout(1200)

@@ -10,6 +10,7 @@ as /var/lib/docker, so its engine starts with the image present and writes nothi
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import subprocess
@@ -69,29 +70,8 @@ def _mounted(image: Path):
 
 
 def _load_with_private_engine(tag: str, data_root: Path) -> None:
-    """Start a dockerd of our own on `data_root` (no bridge, no iptables rules, its own socket), load
-    `tag` from the machine's engine into it, stop it."""
-    short = Path(tempfile.mkdtemp(prefix="kd", dir="/tmp"))  # unix socket paths must stay short
-    host = f"unix://{short}/d.sock"
-    argv = [
-        "dockerd",
-        f"--data-root={data_root}",
-        f"--exec-root={short}/x",
-        f"-H={host}",
-        f"--pidfile={short}/d.pid",
-        "--bridge=none",
-        "--iptables=false",
-        "--storage-driver=overlay2",
-    ]
-    with open(short / "dockerd.log", "wb") as log:
-        daemon = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=child_env())
-    try:
-        deadline = time.monotonic() + ENGINE_START_S
-        while _run(["docker", "-H", host, "version"], 30, check=False) != 0:
-            if daemon.poll() is not None or time.monotonic() > deadline:
-                tail = (short / "dockerd.log").read_text(errors="replace")[-1500:]
-                raise EnvironmentUnavailable(f"a private Docker engine for the guests' data root did not start: {tail}")
-            time.sleep(0.5)
+    """Load `tag` from the machine's engine into a private one on `data_root`."""
+    with private_engine(data_root) as (host, _daemon):
         save = subprocess.Popen(["docker", "save", tag], stdout=subprocess.PIPE, start_new_session=True)
         try:
             loaded = subprocess.run(
@@ -107,8 +87,46 @@ def _load_with_private_engine(tag: str, data_root: Path) -> None:
             save.wait(timeout=60)
         if loaded.returncode != 0 or save.returncode != 0:
             raise EnvironmentUnavailable(f"loading {tag} into the guests' data root failed: {loaded.stderr[-1500:]}")
+
+
+@contextlib.contextmanager
+def private_engine(data_root: Path):
+    """A dockerd of our own on `data_root`, yielding its DOCKER_HOST; stopped and removed on leaving.
+
+    It has its own socket, exec root, pid file and a bridge of its own with no iptables rules: the
+    machine's engine and its docker0 are never touched (a dockerd started with --bridge=none deletes
+    the docker0 link of the machine's engine)."""
+    short = Path(tempfile.mkdtemp(prefix="kd", dir="/tmp"))  # unix socket paths must stay short
+    host = f"unix://{short}/d.sock"
+    bridge = f"kdb{os.getpid()}"
+    _run(["ip", "link", "add", bridge, "type", "bridge"], 30)
+    argv = [
+        "dockerd",
+        f"--data-root={data_root}",
+        f"--exec-root={short}/x",
+        f"-H={host}",
+        f"--pidfile={short}/d.pid",
+        f"--bridge={bridge}",
+        "--iptables=false",
+        "--ip-masq=false",
+        "--storage-driver=overlay2",
+    ]
+    daemon = None
+    try:
+        _run(["ip", "addr", "add", f"198.18.{os.getpid() % 250}.1/24", "dev", bridge], 30)  # RFC 2544 range
+        with open(short / "dockerd.log", "wb") as log:
+            daemon = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=child_env()
+            )
+        deadline = time.monotonic() + ENGINE_START_S
+        while _run(["docker", "-H", host, "version"], 30, check=False) != 0:
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                tail = (short / "dockerd.log").read_text(errors="replace")[-1500:]
+                raise EnvironmentUnavailable(f"a private Docker engine did not start: {tail}")
+            time.sleep(0.5)
+        yield host, daemon
     finally:
-        if daemon.poll() is None:
+        if daemon is not None and daemon.poll() is None:
             daemon.send_signal(signal.SIGTERM)
             try:
                 daemon.wait(timeout=60)
@@ -116,6 +134,7 @@ def _load_with_private_engine(tag: str, data_root: Path) -> None:
                 daemon.kill()
                 daemon.wait(timeout=30)
         subprocess.run(["umount", "-R", "-l", str(short / "x")], capture_output=True, check=False)
+        subprocess.run(["ip", "link", "del", bridge], capture_output=True, check=False)
         shutil.rmtree(short, ignore_errors=True)
 
 
