@@ -91,7 +91,8 @@ def test_docker_daemon_stopped_mid_run_fails_docker_points_and_keeps_native_ones
     failures = pd.read_csv(run_dir / "failures.csv")
     assert set(failures["env"]) == {"docker-host-volume"} and len(failures) == 2, failures.to_dict("records")
     assert all(r.startswith("docker-host-volume: ") for r in failures["reason"]), "the engine's state is named"
-    assert any("Docker engine does not answer" in r for r in failures["reason"]), failures["reason"].tolist()
+    said = ("Docker engine does not answer", "is exited", "no longer exists")  # while, or after, it shuts down
+    assert all(any(s in r for s in said) for r in failures["reason"]), failures["reason"].tolist()
     records = pd.read_csv(run_dir / "records.csv")
     assert set(records["env"]) == {"native"} and set(records["clients"]) == set(clients), "native points kept"
     assert took < 400, f"the run took {took:.0f} s to end after the daemon stopped"
