@@ -133,9 +133,17 @@ def private_engine(data_root: Path):
             except subprocess.TimeoutExpired:
                 daemon.kill()
                 daemon.wait(timeout=30)
-        subprocess.run(["umount", "-R", "-l", str(short / "x")], capture_output=True, check=False)
+        _unmount_under(short)
         subprocess.run(["ip", "link", "del", bridge], capture_output=True, check=False)
         shutil.rmtree(short, ignore_errors=True)
+
+
+def _unmount_under(folder: Path) -> None:
+    """Unmount what a stopped dockerd left mounted below its exec root (its netns file), deepest first."""
+    prefix = f"{folder}/"
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    for point in sorted((m for m in mounts if m.startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True, check=False)
 
 
 def _run(argv: list[str], timeout: float, *, check: bool = True) -> int:
