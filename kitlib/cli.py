@@ -114,9 +114,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run_plan(plan)
         print(f"{len(result.records)} records, {len(result.failures)} failed units in {result.root}")
         return 1 if len(result.failures) else 0
+    from kitlib import paths, signals
     from kitlib.notebooks import execute_experiment
 
-    output = execute_experiment(experiment, plan, overrides)
+    try:
+        output = execute_experiment(experiment, plan, overrides)
+    except signals.RunStopped as exc:  # the kernel kept what it measured in the run's folder
+        exc.run_root = exc.run_root or str(paths.results_root() / plan.experiment / plan.run_id)
+        raise
     from kitlib.store import RunStore
 
     store = RunStore(output.parent)
