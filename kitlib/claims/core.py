@@ -284,12 +284,12 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
             **common,
         )
     ci = f"95% CI {effect.low:.3g}..{effect.high:.3g} ({effect.how})"
-    if effect.low >= band.low and effect.high <= band.high:
+    status = band_status(np.array([effect.low]), np.array([effect.high]), band)[0]
+    if status == REPRODUCED:
         return Verdict(REPRODUCED, f"{head}, {ci} lies inside the band {band}", **common)
-    if effect.high < band.low:
-        return Verdict(NOT_REPRODUCED, f"{head}, {ci} lies entirely below the band {band}", **common)
-    if effect.low > band.high:
-        return Verdict(NOT_REPRODUCED, f"{head}, {ci} lies entirely above the band {band}", **common)
+    if status == NOT_REPRODUCED:
+        side = "below" if effect.high < band.low else "above"
+        return Verdict(NOT_REPRODUCED, f"{head}, {ci} lies entirely {side} the band {band}", **common)
     crossed = [
         edge
         for edge, crosses in (
@@ -304,6 +304,13 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
         f"{head}, {ci} crosses the {' and the '.join(crossed)} of the band {band}; {needed}",
         **common,
     )
+
+
+def band_status(low: np.ndarray, high: np.ndarray, band: Band) -> np.ndarray:
+    """The rule itself, for many intervals at once: inside the band, entirely outside it, or neither."""
+    inside = (low >= band.low) & (high <= band.high)
+    outside = (high < band.low) | (low > band.high)
+    return np.where(inside, REPRODUCED, np.where(outside, NOT_REPRODUCED, INCONCLUSIVE))
 
 
 def repetitions_to_decide(effect: Effect, band: Band) -> str:
