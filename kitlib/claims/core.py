@@ -283,6 +283,8 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
             f"{head} from {effect.n} run(s) a side; at least {MIN_RUNS} are needed for an interval; claim: {band}",
             **common,
         )
+    if not (math.isfinite(effect.low) or effect.low == -math.inf) or math.isnan(effect.high):
+        return Verdict(INCONCLUSIVE, f"{head}: no interval could be computed ({effect.how}); claim: {band}", **common)
     ci = f"95% CI {effect.low:.3g}..{effect.high:.3g} ({effect.how})"
     status = band_status(np.array([effect.low]), np.array([effect.high]), band)[0]
     if status == REPRODUCED:
@@ -322,7 +324,7 @@ def repetitions_to_decide(effect: Effect, band: Band) -> str:
         edges = [e for e in edges if math.isfinite(e)]
     except ValueError:
         return "more runs would be needed"
-    if not edges or half <= 0:
+    if not edges or not half > 0 or not all(math.isfinite(x) for x in (centre, *edges)):
         return "more runs would be needed"
     distance = min(abs(centre - e) for e in edges)
     if distance == 0:
@@ -345,8 +347,8 @@ def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Ver
         status = REPRODUCED
     elif NOT_REPRODUCED in statuses:
         status = NOT_REPRODUCED
-    elif statuses == {NOT_TESTABLE}:
-        status = NOT_TESTABLE
+    elif NOT_TESTABLE in statuses and (every_part or statuses == {NOT_TESTABLE}):
+        status = NOT_TESTABLE  # a part of a compound statement without records leaves it untestable
     else:
         status = INCONCLUSIVE
     first = next((v for v in testable if v.status == status), testable[0])

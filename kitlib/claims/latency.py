@@ -73,7 +73,7 @@ def _bridge_fixed_offset(df: pd.DataFrame) -> Verdict:
     fit = latency_analysis.bridge_fit(table) if not table.empty else None
     if fit is None or fit.n < 3:
         return missing("bridge vs host runs at 3 or more sizes")
-    n = _runs_per_env(rows, ["size_kb"]) if "size_kb" in rows.columns else 0
+    n = _runs_per_env(rows, [c for c in ("direction", "size_kb") if c in rows.columns])
     sizes = table["size_kb"].astype(float)
     span = float(sizes.max() - sizes.min())
     slope_ci = sorted((fit.slope_ci[0] * span, fit.slope_ci[1] * span))
