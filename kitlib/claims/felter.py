@@ -95,7 +95,7 @@ CLAIMS: list[Claim] = [
     ),
     Claim(
         "nat_offset_vmware",
-        f"{VMWARE}, post 3",
+        f"{VMWARE}, post 5 (5d, Fig. 7–8)",
         "NAT adds about 9–10 µs to a netperf round trip against host networking (band 4.5–15 µs)",
         compare(
             "net",
@@ -109,7 +109,7 @@ CLAIMS: list[Claim] = [
     ),
     Claim(
         "vm_offset_vmware",
-        f"{VMWARE}, post 3",
+        f"{VMWARE}, post 5 (5d, Fig. 7–8)",
         "A VM adds about 15 µs to a netperf round trip against native (band 7.5–22.5 µs)",
         compare(
             "net",
