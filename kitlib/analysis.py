@@ -153,13 +153,15 @@ def claims_table(df: pd.DataFrame) -> pd.DataFrame:
 def honest_labels(text: str, df: pd.DataFrame) -> str:
     """`native` becomes `native (a VM guest)` where the records' provenance says the host is a VM; overlay
     names the storage driver the runs used (e.g. overlay2)."""
+    import re
+
     from kitlib import hostfacts
 
     if hostfacts.is_vm_guest(df):
-        text = text.replace("native", "native (a VM guest)").replace("bare metal", "native (a VM guest)")
+        text = re.sub(r"\b(native|bare metal)\b", "native (a VM guest)", text)
     drivers = sorted(hostfacts.storage_drivers(df))
-    if drivers and "overlay2" not in text and "overlay" in text:
-        text = text.replace("overlay", f"overlay ({', '.join(drivers)})", 1)
+    if drivers and not any(d in text for d in drivers):
+        text = re.sub(r"\b([Oo]verlay)\b", lambda m: f"{m.group(1)} ({', '.join(drivers)})", text, count=1)
     return text
 
 

@@ -124,7 +124,7 @@ CLAIMS: list[Claim] = [
     Claim(
         "overlay_slows_mysql",
         f"{FELTER}, §3.I, Fig. 10",
-        "Overlay (AUFS) storage lowers MySQL throughput against a volume",
+        "Overlay storage (AUFS in the paper) lowers MySQL throughput against a volume",
         compare("mysql", "tps", exact("docker-nat-overlay"), "docker-nat-volume", at_least_lower(0.0)),
     ),
     Claim(

@@ -114,8 +114,8 @@ CLAIMS: list[Claim] = [
     Claim(
         "overlay_costs_open_not_write",
         f"{SOURCE}, §3.4, Figs. 4–5",
-        "The image's union filesystem (overlay2 here) slows opening files (≥10%) but not writing to an "
-        "open file (within ±25%)",
+        "The image's union filesystem (overlay here, AUFS in the paper) slows opening files (≥10%) "
+        "but not writing to an open file (within ±25%)",
         all_of(
             "open slower, write not",
             _storage("open", Band(1.10, math.inf, "at least 10% slower"), False),

@@ -78,7 +78,7 @@ CLAIMS: list[Claim] = [
     Claim(
         "overlay_explains_lxc_gap",
         f"{SEED3}, §4.2",
-        "The union filesystem (AUFS there, overlay2 here) explains Docker's random-I/O gap to LXC: Docker on "
+        "The union filesystem (AUFS there, overlay here) explains Docker's random-I/O gap to LXC: Docker on "
         "overlay is below LXC, Docker on a volume within 10% of it",
         all_of(
             "gap on overlay, none on a volume",
