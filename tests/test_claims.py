@@ -354,3 +354,47 @@ def test_empty_records_give_one_not_testable_row_per_claim():
     table = claims.evaluate_all(pd.DataFrame())
     assert list(table["claim"]) == [c.name for c in claims.CLAIMS]
     assert set(table["status"]) == {claims.NOT_TESTABLE}
+
+
+def write_run(folder, rows: list[dict], host: dict) -> None:
+    import json
+
+    folder.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(folder / "records.csv", index=False)
+    (folder / "provenance.json").write_text(json.dumps({"sessions": [{"host": host}]}))
+
+
+def test_kit_claims_prints_one_row_per_claim_and_host_from_relative_folders(tmp_path, monkeypatch, capsys):
+    import io
+
+    from kitlib import cli, hostid
+
+    first = {"os": {"machine_id": "a" * 32}, "numa": {"nodes": 1}}
+    second = {"os": {"machine_id": "b" * 32}, "numa": {"nodes": 2}, "virtualization": "kvm"}
+    write_run(tmp_path / "runs" / "net" / "one", pair_rows("nat_adds_rr_latency", 1.3), first)
+    write_run(tmp_path / "runs" / "net" / "two", pair_rows("nat_adds_rr_latency", 0.8), second)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["claims", "runs"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(table.columns) == ["claim", "host", "verdict", "effect", "ci_low", "ci_high", "n", "reason"]
+    assert len(table) == 2 * len(claims.CLAIMS)
+    nat = table[table["claim"] == "nat_adds_rr_latency"].set_index("host")["verdict"]
+    assert nat[hostid.host_id(first)] == claims.REPRODUCED
+    assert nat[hostid.host_id(second)] == claims.NOT_REPRODUCED
+    assert set(table["verdict"]) <= set(claims.STATUSES)
+    assert cli.main(["claims", "absent"]) == 2
+
+
+def test_summary_names_a_vm_guest_native_and_evidence_matches_the_verdict(tmp_path):
+    from kitlib import analysis
+
+    guest = {"os": {"machine_id": "c" * 32}, "virtualization": "kvm", "docker": {"storage_driver": "overlay2"}}
+    write_run(tmp_path / "cpu" / "one", pair_rows("docker_near_native_pxz", 1.0), guest)
+    records = analysis.load([tmp_path])
+    verdicts = analysis.claims_table(records)
+    row = verdicts.set_index("claim").loc["docker_near_native_pxz"]
+    assert row["status"] == claims.REPRODUCED and "native (a VM guest)" in row["statement"]
+    assert "Overlay (overlay2)" in verdicts.set_index("claim").loc["overlay_slows_mysql", "statement"]
+    summary = analysis.write_summary(verdicts, {}, tmp_path / "summary.md").read_text()
+    line = next(s for s in summary.splitlines() if "PXZ" in s and "Docker" in s)
+    assert "**reproduced**" in line and "lies inside the band" in line
