@@ -51,8 +51,11 @@ def overhead_table(df: pd.DataFrame, baseline_env: str = "native") -> pd.DataFra
     """Every environment against the baseline per configuration: ratio, interval, test, verdict. Options an
     environment label carries (quota, shares, filesystem, numa, …) are part of the environment, so they
     never make a configuration differ from the baseline's."""
+    from kitlib import hostfacts
     from kitlib.claims.core import ENV_OPTION_COLUMNS
 
+    if "source" in df.columns and not df.empty:
+        df = hostfacts.with_host(df)  # records of different machines are never compared
     by = [c for c in dimensions(df) if c != "env" and c not in ENV_OPTION_COLUMNS]
     return stats.compare(df, by=by, baseline_env=baseline_env)
 
