@@ -16,7 +16,7 @@ from kitlib import claims, littles_law, paths, plots, stats
 from kitlib.planning import parse_value
 from kitlib.store import load_records
 
-NOT_DIMENSIONS = {"value", "run_id", "repetition", "source"}
+NOT_DIMENSIONS = {"value", "run_id", "repetition", "source", "position", "started"}
 
 
 def load(results_dirs: Sequence[str | Path] | None = None, environments: Sequence[str] | None = None) -> pd.DataFrame:
@@ -48,8 +48,15 @@ def statistics_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def overhead_table(df: pd.DataFrame, baseline_env: str = "native") -> pd.DataFrame:
-    """Every environment against the baseline per configuration: ratio, interval, test, verdict."""
-    by = [c for c in dimensions(df) if c != "env"]
+    """Every environment against the baseline per configuration: ratio, interval, test, verdict. Options an
+    environment label carries (quota, shares, filesystem, numa, …) are part of the environment, so they
+    never make a configuration differ from the baseline's."""
+    from kitlib import hostfacts
+    from kitlib.claims.core import ENV_OPTION_COLUMNS
+
+    if "source" in df.columns and not df.empty:
+        df = hostfacts.with_host(df)  # records of different machines are never compared
+    by = [c for c in dimensions(df) if c != "env" and c not in ENV_OPTION_COLUMNS]
     return stats.compare(df, by=by, baseline_env=baseline_env)
 
 
@@ -133,7 +140,32 @@ def littles_law_table(df: pd.DataFrame, tolerance: float = littles_law.TOLERANCE
 
 
 def claims_table(df: pd.DataFrame) -> pd.DataFrame:
-    return claims.evaluate_all(df)
+    """Every claim's verdict per host, with the environment names made honest (see `honest_labels`)."""
+    table = claims.evaluate_all(df)
+    if df.empty or "source" not in df.columns:
+        return table
+    from kitlib import hostfacts
+
+    with_host = hostfacts.with_host(df)
+    for host, part in with_host.groupby("host"):
+        mask = table["host"] == host
+        table.loc[mask, "statement"] = [honest_labels(s, part) for s in table.loc[mask, "statement"]]
+    return table
+
+
+def honest_labels(text: str, df: pd.DataFrame) -> str:
+    """`native` becomes `native (a VM guest)` where the records' provenance says the host is a VM; overlay
+    names the storage driver the runs used (e.g. overlay2)."""
+    import re
+
+    from kitlib import hostfacts
+
+    if hostfacts.is_vm_guest(df):
+        text = re.sub(r"\b(native|bare metal)\b", "native (a VM guest)", text)
+    drivers = sorted(hostfacts.storage_drivers(df))
+    if drivers and not any(d in text for d in drivers):
+        text = re.sub(r"\b([Oo]verlay)\b", lambda m: f"{m.group(1)} ({', '.join(drivers)})", text, count=1)
+    return text
 
 
 def write_summary(
@@ -147,16 +179,18 @@ def write_summary(
     if sources:
         lines += ["Records from: " + ", ".join(f"`{s}`" for s in as_list(list(sources))), ""]
     lines += [
-        ", ".join(
-            f"**{counts.get(s, 0)}** {s}" for s in (claims.REPRODUCED, claims.NOT_REPRODUCED, claims.NOT_TESTABLE)
-        ),
+        ", ".join(f"**{counts.get(s, 0)}** {s}" for s in claims.STATUSES),
         "",
-        "| claim | verdict | evidence | source |",
-        "|---|---|---|---|",
+        "A verdict is decided on the 95% interval of the effect against the band the paper states; the "
+        "evidence gives both. Fewer than 3 runs a side is never decided.",
+        "",
+        "| claim | host | verdict | evidence | source |",
+        "|---|---|---|---|---|",
     ]
     for _, row in verdicts.iterrows():
         reason = str(row["reason"]).replace("|", "/")
-        lines.append(f"| {row['statement']} | **{row['status']}** | {reason} | {row['source']} |")
+        host = row["host"] if "host" in verdicts.columns else ""
+        lines.append(f"| {row['statement']} | {host} | **{row['status']}** | {reason} | {row['source']} |")
     lines += ["", "## Figures", ""]
     for name, files in sorted(figures.items()):
         png = next((f for f in files if f.suffix == ".png"), files[0])

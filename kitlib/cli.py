@@ -76,6 +76,12 @@ def _parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--profile", default="quick")
     reproduce.add_argument("--experiment", action="append", dest="experiments", default=None)
     reproduce.set_defaults(func=cmd_reproduce)
+
+    verdicts = sub.add_parser(
+        "claims", help="every claim's verdict on the records under DIR… (default results/), as CSV"
+    )
+    verdicts.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs (relative to the current directory)")
+    verdicts.set_defaults(func=cmd_claims)
     return parser
 
 
@@ -170,6 +176,21 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from kitlib.reproduce import reproduce
 
     return reproduce(profile=args.profile, only=args.experiments)
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    """Verdicts as CSV on standard output, one row per claim and host, for scripts and a lab's own CI."""
+    from kitlib import analysis, claims, paths
+    from kitlib.errors import PlanError
+
+    folders = [Path(d).resolve() for d in args.dirs] or [paths.results_root()]
+    absent = [str(f) for f in folders if not f.is_dir()]
+    if absent:
+        raise PlanError(f"no such folder of runs: {', '.join(absent)}")
+    table = claims.evaluate_all(analysis.load(folders)).rename(columns={"status": "verdict", "ratio": "effect"})
+    columns = ["claim", "host", "verdict", "effect", "ci_low", "ci_high", "n", "reason"]
+    table[columns].to_csv(sys.stdout, index=False, float_format="%.6g")
+    return 0
 
 
 if __name__ == "__main__":

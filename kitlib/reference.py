@@ -21,7 +21,10 @@ COLUMNS = [
     "unit",
     "comparison",
     "quote",
+    "derivation",  # empty where `value` is quoted; else how it follows from the quote
+    "claim",  # the claim that tests this finding, or "not encoded, because …"
 ]
+NOT_ENCODED = "not encoded, because"
 UNITS = {"ratio", "%", "us", "Gbps", "GB", "GB/s", "MB", "MB/s", "IOPS", "req/s", "bytes", "count", "s"}
 
 
@@ -36,3 +39,16 @@ def ratios_to_native(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     """The rows a user's ratios to native can be laid beside."""
     frame = load() if frame is None else frame
     return frame[frame["comparison"] == "ratio_to_native"].reset_index(drop=True)
+
+
+def claim_mapping(frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Each reference row's claim, or why it is not encoded (what the claims notebook prints)."""
+    frame = load() if frame is None else frame
+    return frame[["study", "section", "workload", "env", "metric", "value", "unit", "claim"]]
+
+
+def not_encoded(frame: pd.DataFrame | None = None) -> list[str]:
+    """One line per finding the claims do not test, with the reason."""
+    frame = load() if frame is None else frame
+    rows = frame[frame["claim"].str.startswith(NOT_ENCODED)]
+    return [f"{r.study}, {r.section}: {r.env} {r.metric} = {r.value:g} {r.unit}: {r.claim}" for r in rows.itertuples()]

@@ -1,88 +1,314 @@
-"""Claims on small synthetic record sets (built here, not measured) covering each verdict."""
+"""Every claim's verdicts on small synthetic record sets (built here, not measured): reproduced, not
+reproduced, inconclusive and not testable, each from records whose truth is set by construction."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from kitlib import claims
+from kitlib.claims import core
 
 
-def redis(env: str, latency: float, throughput: float, reps: int = 4, seed: int = 0) -> list[dict]:
-    rng = np.random.default_rng(seed)
+#: spread pattern of n runs: mean 0, so a side's mean is exactly its level
+def spread(n: int, cv: float) -> np.ndarray:
+    z = np.linspace(-1.0, 1.0, n)
+    return 1 + cv * z / z.std(ddof=1) if n > 1 else np.ones(1)
+
+
+def runs(experiment: str, metric: str, env: str, level: float, n: int = 5, cv: float = 0.02, **dims) -> list[dict]:
+    values = level * spread(n, cv)
+    return [
+        {
+            "experiment": experiment,
+            "metric": metric,
+            "env": env,
+            "value": float(v),
+            "unit": "x",
+            "repetition": i,
+            "run_id": "synthetic",
+            **dims,
+        }
+        for i, v in enumerate(values)
+    ]
+
+
+def verdict(name: str, rows: list[dict]) -> core.Verdict:
+    return {c.name: c for c in claims.CLAIMS}[name].evaluate(pd.DataFrame(rows))
+
+
+#: claim -> (experiment, metric, subject env, baseline env, dims, scale, value that reproduces, one that does not)
+PAIRS = {
+    "docker_near_native_pxz": ("cpu", "throughput", "docker-host-volume", "native", {"workload": "pxz"}, 1.0, 0.8),
+    "kvm_pxz_loss": ("cpu", "throughput", "kvm", "native", {"workload": "pxz"}, 0.78, 1.0),
+    "docker_near_native_linpack": ("cpu", "gflops", "docker-nat-volume", "native", {"workload": "linpack"}, 1.01, 1.2),
+    "kvm_untuned_linpack_loss": ("cpu", "gflops", "kvm", "kvm-tuned", {"workload": "linpack"}, 0.7, 1.1),
+    "docker_near_native_stream": (
+        "memory",
+        "bandwidth",
+        "docker-host-volume",
+        "native",
+        {"workload": "stream", "variant": "Star"},
+        0.99,
+        0.85,
+    ),
+    "docker_near_native_randomaccess": (
+        "memory",
+        "gups",
+        "docker-host-volume",
+        "native",
+        {"workload": "randomaccess", "variant": "Star"},
+        1.0,
+        0.8,
+    ),
+    "docker_host_equals_native_redis": (
+        "redis",
+        "throughput",
+        "docker-host-volume",
+        "native",
+        {"op": "mix", "clients": 4},
+        0.98,
+        0.7,
+    ),
+    "nat_adds_redis_latency": (
+        "redis",
+        "latency_mean",
+        "docker-nat-volume",
+        "docker-host-volume",
+        {"op": "mix", "clients": 4},
+        1.3,
+        0.9,
+    ),
+    "nat_adds_rr_latency": (
+        "net",
+        "rtt_mean",
+        "docker-nat-volume",
+        "docker-host-volume",
+        {"protocol": "tcp"},
+        1.2,
+        0.9,
+    ),
+    "nat_doubles_rr_latency": ("net", "rtt_mean", "docker-nat-volume", "native", {"protocol": "tcp"}, 2.0, 1.1),
+    "overlay_slows_mysql": ("mysql", "tps", "docker-nat-overlay", "docker-nat-volume", {"threads": 8}, 0.8, 1.1),
+    "docker_near_native_mysql": ("mysql", "tps", "docker-host-volume", "native", {"threads": 8}, 0.99, 0.8),
+    "kvm_mysql_loss": ("mysql", "tps", "kvm", "native", {"threads": 8}, 0.5, 0.9),
+    "kvm_adds_rr_latency": ("net", "rtt_mean", "kvm", "native", {"protocol": "tcp"}, 1.8, 1.0),
+    "kvm_halves_random_iops": ("block", "iops", "kvm", "native", {"workload": "rand_read"}, 0.5, 0.95),
+    "kvm_slower_redis": ("redis", "latency_mean", "kvm", "native", {"op": "mix", "clients": 4}, 1.5, 0.9),
+    "kvm_starts_slower_than_docker": (
+        "startup",
+        "start_to_ready",
+        "kvm",
+        "docker-host-volume",
+        {"workload": "startup"},
+        11.0,
+        2.0,
+    ),
+    "docker_shares_near_native_latency": (
+        "latency",
+        "latency_mean",
+        "docker-host-volume+shares1024",
+        "native",
+        {"workload": "shares"},
+        1.06,
+        0.9,
+    ),
+    "lxc_matches_docker_random_io": ("block", "iops", "lxc", "docker-nat-overlay", {"workload": "rand_read"}, 1.1, 0.7),
+    "docker_rtt_vs_lxc": ("net", "rtt_mean", "docker-nat-overlay", "lxc", {"protocol": "tcp"}, 1.25, 1.0),
+    "docker_in_vm_costs_disk_io": (
+        "block",
+        "iops",
+        "docker-in-kvm",
+        "docker-nat-overlay",
+        {"workload": "rand_read"},
+        0.6,
+        1.0,
+    ),
+    "docker_in_vm_costs_latency": (
+        "net",
+        "rtt_mean",
+        "docker-in-kvm",
+        "docker-nat-overlay",
+        {"protocol": "tcp"},
+        1.5,
+        0.8,
+    ),
+}
+DIFFERENCES = {
+    "nat_offset_vmware": ("net", "rtt_mean", "docker-nat-volume", "docker-host-volume", {"protocol": "tcp"}, 9.5, 40.0),
+    "vm_offset_vmware": ("net", "rtt_mean", "kvm", "native", {"protocol": "tcp"}, 15.0, 0.0),
+}
+
+
+def pair_rows(name: str, effect: float, n: int = 5, cv: float = 0.02) -> list[dict]:
+    if name in DIFFERENCES:
+        experiment, metric, env, base, dims, *_ = DIFFERENCES[name]
+        level = 50.0
+        return runs(experiment, metric, base, level, n, cv, **dims) + runs(
+            experiment, metric, env, level + effect, n, cv, **dims
+        )
+    experiment, metric, env, base, dims, *_ = PAIRS[name]
+    return runs(experiment, metric, base, 100.0, n, cv, **dims) + runs(
+        experiment, metric, env, 100.0 * effect, n, cv, **dims
+    )
+
+
+ALL_PAIRS = {**PAIRS, **DIFFERENCES}
+
+
+@pytest.mark.parametrize("name", sorted(ALL_PAIRS))
+def test_reproduced_when_the_interval_lies_inside_the_band(name):
+    result = verdict(name, pair_rows(name, ALL_PAIRS[name][5]))
+    assert result.status == claims.REPRODUCED, result.reason
+    assert "lies inside the band" in result.reason and result.ci_low <= result.ratio <= result.ci_high
+
+
+@pytest.mark.parametrize("name", sorted(ALL_PAIRS))
+def test_not_reproduced_when_the_interval_lies_outside_the_band(name):
+    result = verdict(name, pair_rows(name, ALL_PAIRS[name][6]))
+    assert result.status == claims.NOT_REPRODUCED, result.reason
+    assert "lies entirely" in result.reason
+
+
+@pytest.mark.parametrize("name", sorted(ALL_PAIRS))
+def test_inconclusive_when_the_spread_is_wide_or_runs_are_few(name):
+    noisy = verdict(name, pair_rows(name, ALL_PAIRS[name][5], n=3, cv=0.6 if name not in DIFFERENCES else 0.9))
+    assert noisy.status == claims.INCONCLUSIVE, noisy.reason
+    assert "crosses the" in noisy.reason and ("runs a side" in noisy.reason or "no number" in noisy.reason)
+    few = verdict(name, pair_rows(name, ALL_PAIRS[name][5], n=2))
+    assert few.status == claims.INCONCLUSIVE and "at least 3 are needed" in few.reason, few.reason
+
+
+@pytest.mark.parametrize("name", sorted(ALL_PAIRS))
+def test_not_testable_without_the_subject(name):
+    rows = [r for r in pair_rows(name, ALL_PAIRS[name][5]) if r["env"] == ALL_PAIRS[name][3]]
+    result = verdict(name, rows)
+    assert result.status == claims.NOT_TESTABLE and result.reason, result.reason
+
+
+def test_emulation_never_stands_for_kvm_or_docker_on_the_host():
+    rows = runs("net", "rtt_mean", "native", 50, protocol="tcp") + runs(
+        "net", "rtt_mean", "qemu-tcg", 100, protocol="tcp"
+    )
+    rows += runs("net", "rtt_mean", "docker-in-qemu-tcg", 100, protocol="tcp")
+    rows += runs("net", "rtt_mean", "docker-nat-overlay", 60, protocol="tcp")
+    kvm = verdict("kvm_adds_rr_latency", rows)
+    assert kvm.status == claims.NOT_TESTABLE and "software emulation" in kvm.reason
+    in_vm = verdict("docker_in_vm_costs_latency", rows)
+    assert in_vm.status == claims.NOT_TESTABLE and "TCG" in in_vm.reason
+    cpu = runs("memory", "bandwidth", "native", 100, workload="stream", variant="Star", kernel="Triad")
+    cpu += runs("memory", "bandwidth", "docker-in-qemu-tcg", 20, workload="stream", variant="Star", kernel="Triad")
+    assert verdict("docker_near_native_stream", cpu).status == claims.NOT_TESTABLE
+
+
+def test_a_docker_faster_than_native_does_not_reproduce_a_small_cost():
+    rows = pair_rows("docker_shares_near_native_latency", 0.894)
+    result = verdict("docker_shares_near_native_latency", rows)
+    assert result.status == claims.NOT_REPRODUCED and "below the band" in result.reason
+
+
+def test_only_equal_configurations_are_compared_and_a_sweep_says_how_it_combines():
     rows = []
-    for clients in (1, 4, 16):
-        for rep in range(reps):
-            common = {
-                "experiment": "redis",
-                "workload": "redis",
-                "env": env,
-                "run_id": "synthetic",
-                "repetition": rep,
-                "clients": clients,
-                "pipeline": 10,
-                "op": "mix",
-            }
-            rows.append(
-                {
-                    **common,
-                    "metric": "latency_mean",
-                    "unit": "us",
-                    "value": latency * clients * (1 + 0.01 * rng.standard_normal()),
-                }
-            )
-            rows.append(
-                {
-                    **common,
-                    "metric": "throughput",
-                    "unit": "req/s",
-                    "value": throughput * (1 + 0.01 * rng.standard_normal()),
-                }
+    for threads in (1, 8):
+        rows += runs("mysql", "tps", "native", 100.0 * threads, threads=threads)
+        rows += runs("mysql", "tps", "docker-host-volume", 99.0 * threads, threads=threads)
+    rows += runs("mysql", "tps", "docker-host-volume", 10.0, threads=64)  # no native at 64 threads
+    result = verdict("docker_near_native_mysql", rows)
+    assert result.status == claims.REPRODUCED and "geometric mean of 2 per-configuration effects" in result.reason
+    assert result.ratio == pytest.approx(0.99)
+
+
+def test_environment_options_are_not_configuration():
+    assert "quota" not in core.configuration_columns(pd.DataFrame({"quota": [1000], "threads": [1]}))
+    assert "threads" in core.configuration_columns(pd.DataFrame({"quota": [1000], "threads": [1]}))
+
+
+def test_replica_series_are_never_a_subject_and_give_the_noise_floor():
+    rows = runs("cpu", "throughput", "native", 100.0, workload="pxz")
+    rows += runs("cpu", "throughput", "native+replica", 101.0, workload="pxz")
+    assert verdict("docker_near_native_pxz", rows).status == claims.NOT_TESTABLE
+    floor = claims.noise_floor(pd.DataFrame(rows))
+    assert list(floor["env"]) == ["native"] and floor["ratio"].iloc[0] == pytest.approx(1.01)
+
+
+def test_hosts_are_never_pooled():
+    first = pair_rows("nat_adds_rr_latency", 1.3)
+    second = pair_rows("nat_adds_rr_latency", 0.8)
+    rows = [{**r, "host": "aaaa"} for r in first] + [{**r, "host": "bbbb"} for r in second]
+    table = claims.evaluate_all(pd.DataFrame(rows)).set_index(["claim", "host"])
+    assert table.loc[("nat_adds_rr_latency", "aaaa"), "status"] == claims.REPRODUCED
+    assert table.loc[("nat_adds_rr_latency", "bbbb"), "status"] == claims.NOT_REPRODUCED
+
+
+def test_start_up_under_a_second():
+    fast = runs("startup", "start_to_ready", "docker-host-volume", 0.3, workload="startup")
+    assert verdict("docker_starts_under_a_second", fast).status == claims.REPRODUCED
+    slow = runs("startup", "start_to_ready", "docker-host-volume", 3.0, workload="startup")
+    assert verdict("docker_starts_under_a_second", slow).status == claims.NOT_REPRODUCED
+    assert verdict("docker_starts_under_a_second", fast[:2]).status == claims.INCONCLUSIVE
+    assert verdict("docker_starts_under_a_second", []).status == claims.NOT_TESTABLE
+
+
+def iops(env: str, level: float, n: int = 4) -> list[dict]:
+    rows = []
+    for workload in ("rand_read", "rand_write"):
+        rows += runs("block", "iops", env, level, n, 0.02, workload=workload, iodepth=16, numjobs=8)
+    return rows
+
+
+def test_overlay_explains_the_lxc_gap():
+    explained = iops("lxc", 100) + iops("docker-nat-overlay", 80) + iops("docker-host-volume", 99)
+    assert verdict("overlay_explains_lxc_gap", explained).status == claims.REPRODUCED
+    no_gap = iops("lxc", 100) + iops("docker-nat-overlay", 120) + iops("docker-host-volume", 99)
+    assert verdict("overlay_explains_lxc_gap", no_gap).status == claims.NOT_REPRODUCED
+    no_volume = iops("lxc", 100) + iops("docker-nat-overlay", 80)
+    assert verdict("overlay_explains_lxc_gap", no_volume).status == claims.NOT_TESTABLE
+    noisy = iops("lxc", 100, 3) + iops("docker-nat-overlay", 80, 3) + iops("docker-host-volume", 99, 2)
+    assert verdict("overlay_explains_lxc_gap", noisy).status == claims.INCONCLUSIVE
+
+
+def storage(open_ratio: float, write_ratio: float, n: int = 4) -> list[dict]:
+    rows = []
+    for env, o, w in (("docker-host-volume", 1.0, 1.0), ("docker-host-overlay", open_ratio, write_ratio)):
+        rows += runs("latency", "latency_mean", env, 20 * o, n, workload="storage", operation="open")
+        for size in (4, 64):
+            rows += runs(
+                "latency", "latency_mean", env, size * w, n, workload="storage", operation="write", size_kb=size
             )
     return rows
 
 
-def verdicts(rows: list[dict]) -> dict[str, str]:
-    table = claims.evaluate_all(pd.DataFrame(rows))
-    return dict(zip(table["claim"], table["status"], strict=True))
+def test_overlay_costs_open_not_write():
+    assert verdict("overlay_costs_open_not_write", storage(1.5, 1.0)).status == claims.REPRODUCED
+    assert verdict("overlay_costs_open_not_write", storage(1.0, 1.0)).status == claims.NOT_REPRODUCED
+    assert verdict("overlay_costs_open_not_write", storage(1.5, 2.0)).status == claims.NOT_REPRODUCED
+    assert verdict("overlay_costs_open_not_write", storage(1.5, 1.0, 2)).status == claims.INCONCLUSIVE
 
 
-def test_nat_latency_reproduced_and_not():
-    base = redis("native", 100, 1e5) + redis("docker-host-volume", 100, 1e5, seed=1)
-    slower = verdicts(base + redis("docker-nat-volume", 125, 0.9e5, seed=2))
-    assert slower["nat_adds_redis_latency"] == claims.REPRODUCED
-    assert slower["docker_host_equals_native_redis"] == claims.REPRODUCED
-    same = verdicts(base + redis("docker-nat-volume", 100, 1e5, seed=3))
-    assert same["nat_adds_redis_latency"] == claims.NOT_REPRODUCED
+def bridge(offset_us: float, slope: float, n: int = 4, cv: float = 0.01) -> list[dict]:
+    rows = []
+    for size, jitter in ((1, 0.3), (16, -0.2), (64, 0.1), (100, -0.2)):
+        common = {"workload": "bridge", "size_kb": size, "direction": "request"}
+        rows += runs("latency", "latency_mean", "docker-host-volume", 100.0, n, cv, **common)
+        rows += runs(
+            "latency", "latency_mean", "docker-nat-volume", 100 + offset_us + slope * size + jitter, n, cv, **common
+        )
+    return rows
 
 
-def test_missing_experiments_and_vms_are_not_testable_with_reasons():
-    rows = redis("native", 100, 1e5) + redis("qemu-tcg", 300, 0.3e5, seed=4)
-    table = claims.evaluate_all(pd.DataFrame(rows)).set_index("claim")
-    assert table.loc["kvm_slower_redis", "status"] == claims.NOT_TESTABLE
-    assert "software emulation (qemu-tcg)" in table.loc["kvm_slower_redis", "reason"]
-    assert table.loc["overlay_slows_mysql", "status"] == claims.NOT_TESTABLE
-    assert "no mysql tps" in table.loc["overlay_slows_mysql", "reason"]
-    assert (claims.evaluate_all(pd.DataFrame())["status"] == claims.NOT_TESTABLE).all()
+def test_bridge_cost_is_a_fixed_offset():
+    assert verdict("bridge_cost_fixed_offset", bridge(10.0, 0.0)).status == claims.REPRODUCED
+    assert verdict("bridge_cost_fixed_offset", bridge(10.0, 1.0)).status == claims.NOT_REPRODUCED
+    assert verdict("bridge_cost_fixed_offset", bridge(10.0, 0.0, 2)).status == claims.INCONCLUSIVE
+    assert verdict("bridge_cost_fixed_offset", []).status == claims.NOT_TESTABLE
 
 
-def test_docker_far_from_native_is_not_reproduced():
-    rows = redis("native", 100, 1e5) + redis("docker-host-volume", 100, 0.7e5, seed=5)
-    assert verdicts(rows)["docker_host_equals_native_redis"] == claims.NOT_REPRODUCED
-
-
-def quota_rows(p99_by_quota: dict[int, float], utilization: dict[int, float]) -> list[dict]:
+def quota_rows(p99_by_quota: dict[int, float], utilization: dict[int, float], n: int = 3) -> list[dict]:
     rows = []
     for quota, p99 in p99_by_quota.items():
-        common = {
-            "experiment": "latency",
-            "workload": "quota",
-            "env": f"docker-host-volume+period10000+quota{quota}",
-            "run_id": "synthetic",
-            "repetition": 0,
-            "quota": quota,
-            "period": 10000,
-        }
+        common = {"workload": "quota", "quota": quota, "period": 10000}
+        env = f"docker-host-volume+period10000+quota{quota}"
         for metric, value in (
             ("latency_p99", p99),
             ("latency_mean", p99 / 3),
@@ -90,13 +316,85 @@ def quota_rows(p99_by_quota: dict[int, float], utilization: dict[int, float]) ->
             ("slow_requests", 0.0),
             ("server_cpu_utilization", utilization[quota]),
         ):
-            rows.append({**common, "metric": metric, "value": value, "unit": "us"})
+            rows += runs("latency", metric, env, value, n, 0.01, **common)
     return rows
 
 
 def test_quota_cliff_where_quota_is_below_the_servers_need():
     use = {1000: 10, 2000: 20, 3000: 30, 5000: 35, 10000: 35}
-    cliff = verdicts(quota_rows({1000: 8000, 2000: 4000, 3000: 1500, 5000: 160, 10000: 150}, use))
-    assert cliff["quota_cliff"] == claims.REPRODUCED
-    flat = verdicts(quota_rows({1000: 160, 2000: 150, 3000: 155, 5000: 160, 10000: 150}, use))
-    assert flat["quota_cliff"] == claims.NOT_REPRODUCED
+    cliff = {1000: 8000, 2000: 4000, 3000: 1500, 5000: 160, 10000: 150}
+    assert verdict("quota_cliff", quota_rows(cliff, use)).status == claims.REPRODUCED
+    flat = {1000: 160, 2000: 150, 3000: 155, 5000: 160, 10000: 150}
+    assert verdict("quota_cliff", quota_rows(flat, use)).status == claims.NOT_REPRODUCED
+    assert verdict("quota_cliff", quota_rows(cliff, use, 2)).status == claims.INCONCLUSIVE
+
+
+def test_numa_pinning_needs_a_multi_node_host_in_the_records_provenance():
+    rows = runs("memory", "bandwidth", "native", 100.0, workload="stream", kernel="Triad")
+    result = verdict("numa_pinning_helps_memory", rows)
+    assert result.status == claims.NOT_TESTABLE and "one NUMA node" in result.reason
+    pinned = rows + runs("memory", "bandwidth", "docker-host-volume", 100.0, workload="stream", kernel="Triad")
+    pinned += runs("memory", "bandwidth", "docker-host-volume+numa0", 130.0, workload="stream", kernel="Triad")
+    assert verdict("numa_pinning_helps_memory", pinned).status == claims.REPRODUCED
+
+
+def test_every_claim_is_covered_here():
+    covered = set(ALL_PAIRS) | {
+        "docker_starts_under_a_second",
+        "overlay_explains_lxc_gap",
+        "overlay_costs_open_not_write",
+        "bridge_cost_fixed_offset",
+        "quota_cliff",
+        "numa_pinning_helps_memory",
+    }
+    assert covered == {c.name for c in claims.CLAIMS}
+
+
+def test_empty_records_give_one_not_testable_row_per_claim():
+    table = claims.evaluate_all(pd.DataFrame())
+    assert list(table["claim"]) == [c.name for c in claims.CLAIMS]
+    assert set(table["status"]) == {claims.NOT_TESTABLE}
+
+
+def write_run(folder, rows: list[dict], host: dict) -> None:
+    import json
+
+    folder.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(folder / "records.csv", index=False)
+    (folder / "provenance.json").write_text(json.dumps({"sessions": [{"host": host}]}))
+
+
+def test_kit_claims_prints_one_row_per_claim_and_host_from_relative_folders(tmp_path, monkeypatch, capsys):
+    import io
+
+    from kitlib import cli, hostid
+
+    first = {"os": {"machine_id": "a" * 32}, "numa": {"nodes": 1}}
+    second = {"os": {"machine_id": "b" * 32}, "numa": {"nodes": 2}, "virtualization": "kvm"}
+    write_run(tmp_path / "runs" / "net" / "one", pair_rows("nat_adds_rr_latency", 1.3), first)
+    write_run(tmp_path / "runs" / "net" / "two", pair_rows("nat_adds_rr_latency", 0.8), second)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["claims", "runs"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(table.columns) == ["claim", "host", "verdict", "effect", "ci_low", "ci_high", "n", "reason"]
+    assert len(table) == 2 * len(claims.CLAIMS)
+    nat = table[table["claim"] == "nat_adds_rr_latency"].set_index("host")["verdict"]
+    assert nat[hostid.host_id(first)] == claims.REPRODUCED
+    assert nat[hostid.host_id(second)] == claims.NOT_REPRODUCED
+    assert set(table["verdict"]) <= set(claims.STATUSES)
+    assert cli.main(["claims", "absent"]) == 2
+
+
+def test_summary_names_a_vm_guest_native_and_evidence_matches_the_verdict(tmp_path):
+    from kitlib import analysis
+
+    guest = {"os": {"machine_id": "c" * 32}, "virtualization": "kvm", "docker": {"storage_driver": "overlay2"}}
+    write_run(tmp_path / "cpu" / "one", pair_rows("docker_near_native_pxz", 1.0), guest)
+    records = analysis.load([tmp_path])
+    verdicts = analysis.claims_table(records)
+    row = verdicts.set_index("claim").loc["docker_near_native_pxz"]
+    assert row["status"] == claims.REPRODUCED and "native (a VM guest)" in row["statement"]
+    assert "Overlay (overlay2)" in verdicts.set_index("claim").loc["overlay_slows_mysql", "statement"]
+    summary = analysis.write_summary(verdicts, {}, tmp_path / "summary.md").read_text()
+    line = next(s for s in summary.splitlines() if "PXZ" in s and "Docker" in s)
+    assert "**reproduced**" in line and "lies inside the band" in line

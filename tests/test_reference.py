@@ -18,6 +18,46 @@ def test_every_row_is_complete_and_quoted():
     assert frame["study"].nunique() == 4
 
 
+def test_every_finding_maps_to_a_claim_or_says_why_not():
+    from kitlib import claims
+
+    frame = reference.load()
+    names = {c.name for c in claims.CLAIMS}
+    unmapped = [c for c in frame["claim"] if c not in names and not c.startswith(reference.NOT_ENCODED)]
+    assert unmapped == []
+    # the findings the claims must test, by their reference rows
+    for name in (
+        "kvm_pxz_loss",
+        "kvm_mysql_loss",
+        "nat_doubles_rr_latency",
+        "nat_offset_vmware",
+        "vm_offset_vmware",
+        "docker_starts_under_a_second",
+        "kvm_starts_slower_than_docker",
+        "docker_rtt_vs_lxc",
+    ):
+        assert name in set(frame["claim"]), name
+    assert len(reference.not_encoded(frame)) == frame["claim"].str.startswith(reference.NOT_ENCODED).sum()
+
+
+def test_derived_values_say_how_they_follow_from_the_quote():
+    frame = reference.load()
+    derived = frame[frame["derivation"] != ""]
+    assert derived["derivation"].str.startswith("derived: ").all()
+    six = frame[(frame["workload"] == "rand_read") & (frame["env"] == "lxc")]
+    assert "6.1" in six["derivation"].iloc[0]
+    over_20 = frame[frame["quote"].str.contains("over 20%")]
+    assert over_20["section"].tolist() == ["5"]
+
+
+def test_the_numbers_the_readme_promises():
+    frame = reference.load()
+    seed3 = frame[frame["study"].str.startswith("A Performance Study") & (frame["workload"] == "stream")]
+    assert {"Scale", "Add", "Copy", "Triad"} <= {q.split()[2] for q in seed3["quote"]}
+    vmware_net = frame[frame["study"].str.startswith("VMware") & (frame["metric"] == "rtt_mean")]
+    assert sorted(vmware_net["value"]) == [9.5, 15.0]
+
+
 def test_key_numbers_of_the_ibm_report():
     frame = reference.ratios_to_native()
     felter = frame[frame["study"].str.startswith("Felter")]

@@ -34,9 +34,11 @@ def test_comparison_matches_scipy():
     rng = np.random.default_rng(1)
     base, other = rng.normal(100, 5, 10), rng.normal(90, 5, 10)
     welch = stats.compare_samples(other, base, "welch")
-    assert welch.p_value == pytest.approx(sp.ttest_ind(other, base, equal_var=False).pvalue)
-    assert welch.ratio == pytest.approx(other.mean() / base.mean())
-    assert welch.ci_low < welch.ratio < welch.ci_high
+    logs = sp.ttest_ind(np.log(other), np.log(base), equal_var=False)
+    assert welch.p_value == pytest.approx(logs.pvalue)
+    assert welch.ratio == pytest.approx(np.exp(np.log(other).mean() - np.log(base).mean()))
+    interval = logs.confidence_interval(0.95)
+    assert (welch.ci_low, welch.ci_high) == pytest.approx((np.exp(interval.low), np.exp(interval.high)))
     assert welch.verdict == "significant"
     mw = stats.compare_samples(other, base, "mannwhitney")
     assert mw.p_value == pytest.approx(sp.mannwhitneyu(other, base, alternative="two-sided").pvalue)
@@ -52,6 +54,23 @@ def test_a_a_comparison_is_not_significant():
     df = frame({"native": list(draws[:10]), "native-again": list(draws[10:])})
     table = stats.compare(df, by=["metric"], baseline_env="native")
     assert list(table["verdict"]) == ["not significant"]
+
+
+def test_interval_and_test_agree_at_small_n():
+    """The interval excludes 1 exactly when the test rejects at 5%, at every n from 2 up."""
+    rng = np.random.default_rng(3)
+    for n in (2, 3, 4, 6):
+        for _ in range(50):
+            a, b = rng.lognormal(0.05, 0.05, n), rng.lognormal(0, 0.05, n)
+            result = stats.compare_samples(a, b)
+            assert (result.ci_low > 1 or result.ci_high < 1) == (result.p_value < stats.ALPHA)
+
+
+def test_not_all_positive_values_fall_back_to_a_difference_interval():
+    result = stats.compare_samples([-1.0, 0.0, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0])
+    diff = sp.ttest_ind([-1.0, 0.0, 1.0, 2.0], [1.0, 2.0, 3.0, 4.0], equal_var=False).confidence_interval()
+    assert result.ratio == pytest.approx(0.5 / 2.5)
+    assert (result.ci_low, result.ci_high) == pytest.approx((1 + diff.low / 2.5, 1 + diff.high / 2.5))
 
 
 def test_not_comparable_is_a_result():

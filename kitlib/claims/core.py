@@ -1,0 +1,448 @@
+"""One verdict rule for every claim: the 95% interval of an effect against the band the paper states.
+
+A claim declares a band on an effect (a ratio or a difference, with its direction): *about equal*
+(within ±t), *at least x higher/lower*, *about k times*, *a fixed offset*. The verdict is
+**reproduced** when the interval lies inside the band, **not reproduced** when it lies entirely
+outside, **inconclusive** otherwise (with the repetitions that would likely decide it), and never
+decided on fewer than 3 runs a side. The evidence text is written from the same numbers as the
+verdict, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from kitlib.environments.labels import parse_label
+from kitlib.errors import PlanError
+
+REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
+INCONCLUSIVE, NOT_TESTABLE = "inconclusive", "not testable here"
+STATUSES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
+MIN_RUNS = 3
+ALPHA = 0.05
+
+#: columns that never make two records different configurations (bookkeeping of a run)
+BOOKKEEPING = {"value", "run_id", "repetition", "source", "position", "started", "env"}
+#: options that belong to the environment (its label carries them), not to the configuration
+ENV_OPTION_COLUMNS = {
+    "quota",
+    "period",
+    "shares",
+    "cpus",
+    "mem",
+    "numa",
+    "qcow2",
+    "hostnet",
+    "volume",
+    "replica",
+    "filesystem",
+    "storage",
+}
+EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    reason: str
+    ratio: float = float("nan")  # the effect: a ratio, a difference or a level, as the band says
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+    p_value: float = float("nan")
+    n: int = 0  # fewest runs a side in any configuration the effect rests on
+
+    @property
+    def effect(self) -> float:
+        return self.ratio
+
+
+@dataclass(frozen=True)
+class Claim:
+    name: str
+    source: str
+    statement: str
+    predicate: Callable[[pd.DataFrame], Verdict] = field(repr=False)
+
+    def evaluate(self, df: pd.DataFrame) -> Verdict:
+        try:
+            return self.predicate(df)
+        except KeyError as exc:  # a column the records of this run lack
+            return Verdict(NOT_TESTABLE, f"the records lack {exc}")
+
+
+# ---------------------------------------------------------------- environments
+
+
+def base_and_options(label: str) -> tuple[str, dict[str, object]]:
+    """The label's base and options; `+replica` (an A/A control series) is kept as an option."""
+    base, *suffixes = str(label).split("+")
+    rest = [s for s in suffixes if s != "replica"]
+    try:
+        spec = parse_label("+".join([base, *rest]))
+    except PlanError:
+        return base, {"unknown": True}
+    options = dict(spec.options)
+    if "replica" in suffixes:
+        options["replica"] = True
+    return base, options
+
+
+def kind_of(label: str) -> str | None:
+    base = str(label).split("+")[0]
+    try:
+        return parse_label(base).kind
+    except PlanError:
+        return None
+
+
+def is_replica(label: str) -> bool:
+    return "replica" in str(label).split("+")[1:]
+
+
+@dataclass(frozen=True)
+class Envs:
+    """Which environment labels stand for a claim's side: exact labels, or a kind (never a prefix)."""
+
+    text: str
+    accepts: Callable[[str], bool] = field(repr=False)
+
+    def members(self, labels: Iterable[str]) -> list[str]:
+        return sorted({str(label) for label in labels if not is_replica(label) and self.accepts(str(label))})
+
+
+def exact(*labels: str) -> Envs:
+    return Envs(" or ".join(labels), lambda label: label in labels)
+
+
+def kind(name: str, option: str | None = None) -> Envs:
+    """Labels of this kind with no option (or with exactly this one option); emulated guests never count."""
+
+    def accepts(label: str) -> bool:
+        base, options = base_and_options(label)
+        if base in EMULATED or kind_of(label) != name or "unknown" in options:
+            return False
+        return set(options) == ({option} if option else set())
+
+    text = f"every {name} environment" + (f" with +{option}" if option else " without options")
+    return Envs(text, accepts)
+
+
+# ---------------------------------------------------------------- bands
+
+
+@dataclass(frozen=True)
+class Band:
+    """Where the effect must lie for the paper's statement to hold."""
+
+    low: float
+    high: float
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.text} [{_fmt(self.low)}, {_fmt(self.high)}]"
+
+
+def about_equal(t: float) -> Band:
+    return Band(1 - t, 1 + t, f"about equal (within ±{t:.0%})")
+
+
+def at_least_higher(x: float) -> Band:
+    return Band(1 + x, math.inf, "higher" if x == 0 else f"at least {x:.0%} higher")
+
+
+def at_least_lower(x: float) -> Band:
+    return Band(0.0, 1 - x, "lower" if x == 0 else f"at least {x:.0%} lower")
+
+
+def about_times(k: float, t: float) -> Band:
+    return Band(k * (1 - t), k * (1 + t), f"about {k:g}× (±{t:.0%})")
+
+
+def offset(low: float, high: float, unit: str, text: str) -> Band:
+    return Band(low, high, f"{text} ({unit})")
+
+
+def _fmt(x: float) -> str:
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.3g}"
+
+
+# ---------------------------------------------------------------- effects
+
+
+@dataclass(frozen=True)
+class Effect:
+    """An effect with its 95% interval, the fewest runs a side behind it and how it was combined."""
+
+    value: float
+    low: float
+    high: float
+    p_value: float
+    n: int
+    how: str
+    scale: str  # "ratio" (estimated on logarithms), "difference" or "level"
+
+
+def configuration_columns(rows: pd.DataFrame) -> list[str]:
+    """Columns that make records different configurations: all but run bookkeeping and the options an
+    environment label carries (quota, shares, filesystem, numa, …)."""
+    skip = BOOKKEEPING | ENV_OPTION_COLUMNS
+    return [c for c in rows.columns if c not in skip and rows[c].notna().any()]
+
+
+def _keyed(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
+    if not columns:
+        return pd.Series("all", index=rows.index)
+    text = rows[columns].apply(lambda column: column.map(lambda v: "∅" if pd.isna(v) else str(v)))
+    return text.agg(" | ".join, axis=1)
+
+
+def effect_between(rows: pd.DataFrame, env: str, baseline: str, scale: str = "ratio") -> Effect | str:
+    """`env` against `baseline`, compared only between records whose configuration columns are all equal.
+    One configuration: Welch's t (on logarithms for a ratio). Several: the mean of the per-configuration
+    effects (the geometric mean of ratios), its standard error from theirs, the fewest degrees of freedom.
+    Returns the reason instead when there is nothing to compare."""
+    a, b = rows[rows["env"] == env], rows[rows["env"] == baseline]
+    if a.empty or b.empty:
+        return f"no records of {env if a.empty else baseline}"
+    columns = [c for c in configuration_columns(rows) if c not in ("env",)]
+    ka, kb = _keyed(a, columns), _keyed(b, columns)
+    common = sorted(set(ka) & set(kb))
+    if not common:
+        return f"{env} and {baseline} share no configuration (columns {', '.join(columns)})"
+    if scale == "ratio" and ((a["value"] <= 0).any() or (b["value"] <= 0).any()):
+        return "values not all positive: no ratio"
+    parts = []
+    for key in common:
+        va, vb = a.loc[ka == key, "value"].to_numpy(float), b.loc[kb == key, "value"].to_numpy(float)
+        if scale == "ratio":
+            va, vb = np.log(va), np.log(vb)
+        parts.append((va, vb))
+    n = min(min(len(va), len(vb)) for va, vb in parts)
+    diffs = np.array([va.mean() - vb.mean() for va, vb in parts])
+    point = float(diffs.mean())
+    back = math.exp if scale == "ratio" else float
+    how = _how(len(parts), scale)
+    if n < MIN_RUNS:
+        return Effect(back(point), math.nan, math.nan, math.nan, n, how, scale)
+    variances = np.array([va.var(ddof=1) / len(va) + vb.var(ddof=1) / len(vb) for va, vb in parts])
+    se = float(np.sqrt(variances.sum()) / len(parts))
+    if se == 0:
+        return Effect(back(point), back(point), back(point), 1.0 if point == 0 else 0.0, n, how, scale)
+    dfs = [_welch_df(va, vb) for va, vb in parts]
+    df = max(1.0, min(d for d in dfs if not math.isnan(d)) if any(not math.isnan(d) for d in dfs) else 1.0)
+    half = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
+    p = float(2 * sps.t.sf(abs(point) / se, df))
+    return Effect(back(point), back(point - half), back(point + half), p, n, how, scale)
+
+
+def level_of(values: pd.Series) -> Effect | str:
+    """The mean of one series with its 95% t interval (for a claim on a level, e.g. start-up < 1 s)."""
+    v = values.to_numpy(float)
+    if len(v) == 0:
+        return "no records"
+    if len(v) < MIN_RUNS:
+        return Effect(float(v.mean()), math.nan, math.nan, math.nan, len(v), "mean of the runs", "level")
+    half = float(sps.t.ppf(1 - ALPHA / 2, len(v) - 1)) * v.std(ddof=1) / math.sqrt(len(v))
+    return Effect(float(v.mean()), v.mean() - half, v.mean() + half, math.nan, len(v), "mean of the runs", "level")
+
+
+def _welch_df(va: np.ndarray, vb: np.ndarray) -> float:
+    sa, sb = va.var(ddof=1) / len(va), vb.var(ddof=1) / len(vb)
+    if sa + sb == 0:
+        return math.nan
+    return (sa + sb) ** 2 / (sa**2 / (len(va) - 1) + sb**2 / (len(vb) - 1))
+
+
+def _how(k: int, scale: str) -> str:
+    model = "Welch t on log values" if scale == "ratio" else "Welch t"
+    if k == 1:
+        return f"one configuration, {model}"
+    combined = "geometric mean of" if scale == "ratio" else "mean of"
+    return f"{combined} {k} per-configuration effects, {model}"
+
+
+# ---------------------------------------------------------------- the rule
+
+
+def decide(effect: Effect, band: Band, subject: str) -> Verdict:
+    """The verdict of an effect against a band, with evidence written from the same numbers."""
+    name = {"ratio": "ratio", "difference": "difference", "level": "mean"}[effect.scale]
+    head = f"{subject}: {name} {effect.value:.3g}"
+    common = dict(ratio=effect.value, ci_low=effect.low, ci_high=effect.high, p_value=effect.p_value, n=effect.n)
+    if effect.n < MIN_RUNS:
+        return Verdict(
+            INCONCLUSIVE,
+            f"{head} from {effect.n} run(s) a side; at least {MIN_RUNS} are needed for an interval; claim: {band}",
+            **common,
+        )
+    if not (math.isfinite(effect.low) or effect.low == -math.inf) or math.isnan(effect.high):
+        return Verdict(INCONCLUSIVE, f"{head}: no interval could be computed ({effect.how}); claim: {band}", **common)
+    ci = f"95% CI {effect.low:.3g}..{effect.high:.3g} ({effect.how})"
+    status = band_status(np.array([effect.low]), np.array([effect.high]), band)[0]
+    if status == REPRODUCED:
+        return Verdict(REPRODUCED, f"{head}, {ci} lies inside the band {band}", **common)
+    if status == NOT_REPRODUCED:
+        side = "below" if effect.high < band.low else "above"
+        return Verdict(NOT_REPRODUCED, f"{head}, {ci} lies entirely {side} the band {band}", **common)
+    crossed = [
+        edge
+        for edge, crosses in (
+            (f"lower edge {_fmt(band.low)}", effect.low < band.low),
+            (f"upper edge {_fmt(band.high)}", effect.high > band.high),
+        )
+        if crosses
+    ]
+    needed = repetitions_to_decide(effect, band)
+    return Verdict(
+        INCONCLUSIVE,
+        f"{head}, {ci} crosses the {' and the '.join(crossed)} of the band {band}; {needed}",
+        **common,
+    )
+
+
+def band_status(low: np.ndarray, high: np.ndarray, band: Band) -> np.ndarray:
+    """The rule itself, for many intervals at once: inside the band, entirely outside it, or neither."""
+    inside = (low >= band.low) & (high <= band.high)
+    outside = (high < band.low) | (low > band.high)
+    return np.where(inside, REPRODUCED, np.where(outside, NOT_REPRODUCED, INCONCLUSIVE))
+
+
+def repetitions_to_decide(effect: Effect, band: Band) -> str:
+    """Runs a side that would likely narrow the interval enough, from the observed spread (√n scaling)."""
+    to = math.log if effect.scale == "ratio" else float
+    try:
+        centre, half = to(effect.value), (to(effect.high) - to(effect.low)) / 2
+        edges = [to(e) for e in (band.low, band.high) if math.isfinite(e) and e > 0 or effect.scale != "ratio"]
+        edges = [e for e in edges if math.isfinite(e)]
+    except ValueError:
+        return "more runs would be needed"
+    if not edges or not half > 0 or not all(math.isfinite(x) for x in (centre, *edges)):
+        return "more runs would be needed"
+    distance = min(abs(centre - e) for e in edges)
+    if distance == 0:
+        return "the estimate sits on the band's edge: no number of runs is likely to decide it"
+    n = math.ceil(effect.n * (half / distance) ** 2) + 1
+    return (
+        f"about {n} runs a side would likely decide it" if n <= 1000 else "more than 1000 runs a side would be needed"
+    )
+
+
+def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Verdict:
+    """Several sub-verdicts of one claim: reproduced only when every part is; not reproduced when any part
+    is; else inconclusive. Members of a family without comparable records are left out (and named);
+    the parts of a compound statement (`every_part`) are all needed."""
+    if not verdicts:
+        return Verdict(NOT_TESTABLE, f"no {what}")
+    testable = verdicts if every_part else [v for v in verdicts if v.status != NOT_TESTABLE] or verdicts
+    statuses = {v.status for v in testable}
+    if statuses == {REPRODUCED}:
+        status = REPRODUCED
+    elif NOT_REPRODUCED in statuses:
+        status = NOT_REPRODUCED
+    elif NOT_TESTABLE in statuses and (every_part or statuses == {NOT_TESTABLE}):
+        status = NOT_TESTABLE  # a part of a compound statement without records leaves it untestable
+    else:
+        status = INCONCLUSIVE
+    first = next((v for v in testable if v.status == status), testable[0])
+    reason = "; ".join(v.reason for v in verdicts)
+    if len(verdicts) > 1:
+        reason = f"{what}, each must hold: {reason}"
+    return Verdict(status, reason, first.ratio, first.ci_low, first.ci_high, first.p_value, first.n)
+
+
+# ---------------------------------------------------------------- building claims
+
+
+def select(df: pd.DataFrame, experiment: str, metric: str, **equal) -> pd.DataFrame:
+    rows = df[(df["experiment"] == experiment) & (df["metric"] == metric)]
+    for column, value in equal.items():
+        if column not in rows.columns:
+            return rows.iloc[0:0]
+        rows = rows[rows[column].isin(value) if isinstance(value, (list, tuple)) else rows[column] == value]
+    return rows
+
+
+def missing(what: str) -> Verdict:
+    return Verdict(NOT_TESTABLE, f"no {what} in these records")
+
+
+def absent_reason(df: pd.DataFrame, subject: Envs) -> str:
+    """Why a claim's subject is absent, naming software emulation where that is all there is."""
+    labels = set(df["env"].astype(str)) if "env" in df.columns else set()
+    emulated = sorted(e for e in labels if e.split("+")[0] in EMULATED)
+    if emulated:
+        return (
+            f"no records of {subject.text}; only software emulation ({', '.join(emulated)}, TCG) here: "
+            "an emulator, not a hypervisor, never stands for KVM or for Docker on the host"
+        )
+    return f"no records of {subject.text} in these records"
+
+
+def compare(
+    experiment: str,
+    metric: str,
+    subject: Envs,
+    baseline: Envs | str,
+    band: Band,
+    scale: str = "ratio",
+    **equal,
+) -> Callable[[pd.DataFrame], Verdict]:
+    """A claim that `subject` relates to `baseline` as `band` says, per configuration, for every member."""
+    base = exact(baseline) if isinstance(baseline, str) else baseline
+
+    def predicate(df: pd.DataFrame) -> Verdict:
+        rows = select(df, experiment, metric, **equal)
+        subjects, baselines = subject.members(rows["env"]), base.members(rows["env"])
+        if not subjects:
+            return Verdict(
+                NOT_TESTABLE, absent_reason(select(df, experiment, metric), subject) + f" ({experiment} {metric})"
+            )
+        if not baselines:
+            return missing(f"{experiment} {metric} records of {base.text}")
+        verdicts = []
+        for env in subjects:
+            for other in baselines:
+                found = effect_between(rows, env, other, scale)
+                label = f"{env} vs {other}" if scale == "difference" else f"{env} / {other}"
+                verdicts.append(
+                    Verdict(NOT_TESTABLE, f"{label}: {found}") if isinstance(found, str) else decide(found, band, label)
+                )
+        return combine(verdicts, f"{len(verdicts)} comparisons")
+
+    return predicate
+
+
+def level(experiment: str, metric: str, subject: Envs, band: Band, **equal) -> Callable[[pd.DataFrame], Verdict]:
+    """A claim on a level of one environment (e.g. start-up below 1 s)."""
+
+    def predicate(df: pd.DataFrame) -> Verdict:
+        rows = select(df, experiment, metric, **equal)
+        subjects = subject.members(rows["env"])
+        if not subjects:
+            return Verdict(
+                NOT_TESTABLE, absent_reason(select(df, experiment, metric), subject) + f" ({experiment} {metric})"
+            )
+        verdicts = []
+        for env in subjects:
+            found = level_of(rows.loc[rows["env"] == env, "value"])
+            verdicts.append(
+                Verdict(NOT_TESTABLE, f"{env}: {found}") if isinstance(found, str) else decide(found, band, env)
+            )
+        return combine(verdicts, f"{len(verdicts)} environments")
+
+    return predicate
+
+
+def all_of(what: str, *parts: Callable[[pd.DataFrame], Verdict]) -> Callable[[pd.DataFrame], Verdict]:
+    def predicate(df: pd.DataFrame) -> Verdict:
+        return combine([p(df) for p in parts], what, every_part=True)
+
+    return predicate
