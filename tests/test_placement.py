@@ -71,8 +71,9 @@ def test_seed003_fio_preset_runs_on_lxc_and_docker_and_the_claims_decide(
     by_name = {c.name: c for c in claims.CLAIMS}
     for name in ("lxc_matches_docker_random_io", "overlay_explains_lxc_gap"):
         verdict = by_name[name].evaluate(result.records)
-        assert verdict.status in (claims.REPRODUCED, claims.NOT_REPRODUCED), verdict.reason
-        assert verdict.ratio > 0
+        # two runs a side are measured, and a claim is never decided on fewer than three
+        assert verdict.status == claims.INCONCLUSIVE, verdict.reason
+        assert "at least 3" in verdict.reason and verdict.ratio > 0
     in_vm = by_name["docker_in_vm_costs_disk_io"].evaluate(result.records)
     assert in_vm.status == claims.NOT_TESTABLE and "docker-in-kvm" in in_vm.reason
     written = analysis.render_figures(result.records, isolated_dirs[1])
