@@ -17,6 +17,8 @@ def aa_table(df: pd.DataFrame) -> pd.DataFrame:
     95% bootstrap interval, Welch's p, and the interval's half-width in % (the noise floor)."""
     columns = [
         "host",
+        "experiment",
+        "workload",
         "env",
         "replicates",
         "metric",
@@ -45,6 +47,8 @@ def aa_table(df: pd.DataFrame) -> pd.DataFrame:
             found.append(
                 {
                     "host": config.pop("host", None),
+                    "experiment": config.pop("experiment", None),
+                    "workload": config.pop("workload", None),
                     "env": env,
                     "replicates": original,
                     "metric": config.pop("metric"),

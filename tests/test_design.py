@@ -166,11 +166,12 @@ def _docker_containers() -> str:
         subprocess.run(argv, capture_output=True, text=True, check=False)
         for argv in (["docker", "ps", "-aq"], ["docker", "images", "-aq"])
     ]
-    return "".join(done.stdout if done.returncode == 0 else "no docker" for done in listed)
+    return "".join(" ".join(sorted(done.stdout.split())) if done.returncode == 0 else "no docker" for done in listed)
 
 
 def _namespaces() -> str:
-    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    return " ".join(sorted(listed.split()))
 
 
 def test_dry_run_starts_nothing(tmp_path):
