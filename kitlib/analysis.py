@@ -14,18 +14,27 @@ import pandas as pd
 
 from kitlib import claims, littles_law, paths, plots, stats
 from kitlib.planning import parse_value
+from kitlib.records import BOOKKEEPING_COLUMNS
 from kitlib.store import load_records
 
-NOT_DIMENSIONS = {"value", "run_id", "repetition", "source", "position", "started"}
+NOT_DIMENSIONS = BOOKKEEPING_COLUMNS
 
 
-def load(results_dirs: Sequence[str | Path] | None = None, environments: Sequence[str] | None = None) -> pd.DataFrame:
-    """Records of every run under the given folders (default: results/), optionally only some environments."""
+def load(
+    results_dirs: Sequence[str | Path] | None = None,
+    environments: Sequence[str] | None = None,
+    hosts: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Records of every run under the given folders (default: results/), optionally only some
+    environments or hosts. Each record names its `host`; folders of several machines stay apart."""
     folders = [Path(p) for p in as_list(results_dirs) or [paths.results_root()]]
     frame = load_records(*folders)
     environments = as_list(environments)
     if environments:
         frame = frame[frame["env"].isin(environments)]
+    hosts = as_list(hosts)
+    if hosts and "host" in frame.columns:
+        frame = frame[frame["host"].isin(hosts)]
     return frame.reset_index(drop=True)
 
 
@@ -38,13 +47,39 @@ def as_list(value) -> list[str]:
 
 
 def dimensions(df: pd.DataFrame) -> list[str]:
-    """The columns that say which configuration a record belongs to (all but value and run bookkeeping)."""
-    return [c for c in df.columns if c not in NOT_DIMENSIONS and df[c].notna().any()]
+    """The columns that say which configuration a record belongs to (all but value and run bookkeeping;
+    `host` first, so that records of different machines are never pooled)."""
+    found = [c for c in df.columns if c not in NOT_DIMENSIONS and df[c].notna().any()]
+    return sorted(found, key=lambda c: c != "host")
 
 
 def statistics_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std, median, min, max, n and 95% interval per configuration."""
-    return stats.summarize(df, by=dimensions(df))
+    """Mean, std, median, min, max, n and 95% interval per configuration and host; each host's rows
+    are labelled with its description where provenance gives one (`host_label`)."""
+    table = stats.summarize(df, by=dimensions(df))
+    if "host" in table.columns and "source" in df.columns:
+        labels = host_labels(df)
+        table.insert(table.columns.get_loc("host") + 1, "host_label", table["host"].map(labels))
+    return table
+
+
+def host_labels(df: pd.DataFrame) -> dict[str, str]:
+    """host id -> `describe_host` line, from the provenance of the folders the records came from."""
+    import json
+
+    from kitlib.hostid import describe_host, host_id
+
+    labels: dict[str, str] = {}
+    for source in df["source"].dropna().unique() if "source" in df.columns else []:
+        try:
+            sessions = json.loads((Path(source) / "provenance.json").read_text()).get("sessions") or []
+        except (OSError, ValueError):
+            continue
+        for session in sessions:
+            for host in [session.get("host"), *(session.get("sut_hosts") or {}).values()]:
+                if host:
+                    labels.setdefault(host_id(host), describe_host(host))
+    return labels
 
 
 def overhead_table(df: pd.DataFrame, baseline_env: str = "native") -> pd.DataFrame:

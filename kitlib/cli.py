@@ -58,6 +58,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--ssh-key", default=None, help="private key for --sut-host / --peer-host")
     run.add_argument("--known-hosts", default=None, help="known_hosts file pinning their host keys")
     run.add_argument("--no-notebook", action="store_true", help="run the plan directly, without papermill")
+    run.add_argument(
+        "--order",
+        default="interleaved",
+        choices=["interleaved", "blocked"],
+        help="interleaved (default): each repetition runs every environment once, in a seeded random order; "
+        "blocked: all repetitions of one environment, then the next",
+    )
+    run.add_argument("--seed", type=int, default=None, help="seed of the interleaved order (default: from the plan)")
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan, run_id, results folder, points in order and how many are done; start nothing",
+    )
     run.set_defaults(func=cmd_run)
 
     parse = sub.add_parser("parse", help="print the records a tool's raw output file gives, as CSV")
@@ -112,8 +125,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         ssh_key=args.ssh_key,
         known_hosts=args.known_hosts,
         preset=args.preset,
+        order=args.order,
+        seed=args.seed,
         **overrides,
     )
+    if args.dry_run:
+        return dry_run(plan)
+    if (args.order != "interleaved" or args.seed is not None) and not args.no_notebook:
+        print("kit: --order/--seed: running the plan directly (the experiment notebooks take no order parameter)")
+        args.no_notebook = True
     if args.no_notebook:
         from kitlib.runner import run_plan
 
@@ -137,6 +157,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     for _, row in failures.head(5).iterrows():
         print(f"  failed: {row['unit']}: {str(row['reason']).splitlines()[0][:200]}")
     return 1 if len(failures) else 0
+
+
+def dry_run(plan) -> int:
+    """What `kit run` would do, read from the plan and the results folder only: nothing is started,
+    built, connected to or written."""
+    import json
+
+    from kitlib import paths
+    from kitlib.runner import plan_units
+    from kitlib.store import RunStore
+
+    store = RunStore(paths.results_root() / plan.experiment / plan.run_id)
+    print(json.dumps(plan.model_dump(mode="json"), indent=2, sort_keys=True))
+    print(f"run_id: {plan.run_id}")
+    print(f"results folder: {store.root}{'' if store.root.exists() else ' (new)'}")
+    units = plan_units(plan)
+    done = 0
+    for unit in units:
+        status = store.unit_status(unit.key)
+        done += status == "ok"
+        point = ", ".join(f"{k}={v}" for k, v in unit.point.items())
+        print(
+            f"{unit.position:4d}  {unit.env:<40} {unit.workload.name:<12} r{unit.repetition}  {point}  {status or ''}"
+        )
+    print(
+        f"{len(units)} points ({plan.order} order, seed {plan.seed}), {done} already done, {len(units) - done} to run"
+    )
+    return 0
 
 
 def cmd_parse(args: argparse.Namespace) -> int:

@@ -1,13 +1,18 @@
 """The validated plan of one experiment run: checked before any container, VM or namespace exists.
 
 A bad value gets one message naming the parameter and what is allowed. The plan's digest names
-its results folder, so running the same plan again resumes it instead of starting over.
+its results folder, so running the same plan again resumes it instead of starting over; the digest
+covers everything that changes what is measured (parameters, environments, order and its seed, the
+peer path, the system under test's host, the benchmark image), so a different plan never resumes
+another's results.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import random
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
@@ -16,6 +21,10 @@ from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
 
 PROFILES = ("quick", "standard", "paper")
+ORDERS = ("interleaved", "blocked")
+#: plan fields that do not change what is measured (credentials' files, the preset's name: its
+#: values are in `params`); everything else is part of the digest and must match to resume
+NOT_IDENTITY = ("ssh_key", "known_hosts", "preset")
 
 
 class Plan(BaseModel):
@@ -36,6 +45,24 @@ class Plan(BaseModel):
     known_hosts: str | None = None
     #: the named parameter set the params came from, if any (recorded; the params themselves decide)
     preset: str | None = None
+    #: `interleaved` (default): each repetition runs every environment once, in an order shuffled
+    #: from `seed` (randomized multiple interleaved trials); `blocked`: one environment after another
+    order: Literal["interleaved", "blocked"] = "interleaved"
+    #: seed of the interleaved order; None draws one when the plan is made (then recorded)
+    seed: int | None = None
+    #: the benchmark image (its build inputs' digest) where an environment uses one
+    image: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _draw_seed(cls, data: Any) -> Any:
+        """A plan made without a seed gets one derived from its other fields: stable, so the same plan
+        made twice has the same run_id (and resumes), and recorded in plan.json."""
+        if isinstance(data, dict) and data.get("seed") is None:
+            payload = {k: v for k, v in data.items() if k not in NOT_IDENTITY and k != "seed"}
+            text = json.dumps(payload, sort_keys=True, default=str)
+            data = {**data, "seed": int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)}
+        return data
 
     @field_validator("environments")
     @classmethod
@@ -64,16 +91,40 @@ class Plan(BaseModel):
         return value
 
     @property
+    def peer_path(self) -> str:
+        """How the client reaches the system under test: `netns`, `loopback` or `remote:<host>`
+        (`auto` resolved as the runner will: a namespace where root allows)."""
+        if self.sut_host:
+            return f"remote:{self.sut_address or self.sut_host}"
+        if self.peer == "remote":
+            return f"remote:{self.peer_host}"
+        if self.peer == "auto":
+            return "netns" if os.geteuid() == 0 else "loopback"
+        return self.peer
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that changes what is measured: the digest's input, and what must match to resume."""
+        payload = self.model_dump(mode="json", exclude=set(NOT_IDENTITY))
+        payload["peer"] = self.peer_path
+        return payload
+
+    @property
     def digest(self) -> str:
-        """Hash of everything that changes what is measured (not where the peer is)."""
-        payload = {
-            "experiment": self.experiment,
-            "environments": list(self.environments),
-            "profile": self.profile,
-            "repetitions": self.repetitions,
-            "params": self.params,
-        }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
+        """Hash of everything that changes what is measured, where and how it is scheduled."""
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+    def environment_order(self) -> list[list[str]]:
+        """The environments of each repetition in the order they run: shuffled per repetition from
+        the seed (interleaved), or the listed order every time (blocked: the runner then runs all
+        repetitions of one environment before the next)."""
+        rng = random.Random(self.seed)
+        rounds = []
+        for _ in range(self.repetitions):
+            envs = list(self.environments)
+            if self.order == "interleaved":
+                rng.shuffle(envs)
+            rounds.append(envs)
+        return rounds
 
     @property
     def run_id(self) -> str:

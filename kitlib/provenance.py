@@ -85,7 +85,29 @@ def collect_os() -> dict[str, Any]:
         "hostname": socket.gethostname(),
         "python": platform.python_version(),
         "user": getpass.getuser(),
+        "machine_id": _machine_id(),
     }
+
+
+def _machine_id() -> str | None:
+    try:
+        return Path("/etc/machine-id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def collect_virtualization() -> str:
+    """`systemd-detect-virt`'s answer where it exists, else `vm` when the CPU flags say `hypervisor`,
+    else `none`: whether `native` here is bare metal."""
+    if shutil.which("systemd-detect-virt"):
+        done = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True, check=False, timeout=30)
+        if done.stdout.strip():
+            return done.stdout.strip()
+    try:
+        flags = next((line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), "")
+    except OSError:
+        flags = ""
+    return "vm" if "hypervisor" in flags.split() else "none"
 
 
 def collect_kitlib() -> dict[str, Any]:
@@ -155,12 +177,49 @@ def describe_mismatch(item: dict[str, Any]) -> str:
 
 
 def collect_host() -> dict[str, Any]:
-    """Everything about this host, in one flat-ish dict."""
-    return {
+    """Everything about this host, in one flat-ish dict, with its stable id (`kitlib.hostid`)."""
+    from kitlib.hostid import host_id
+
+    host = {
         "cpu": collect_cpu(),
         "numa": collect_numa(),
         "memory": collect_memory(),
         "os": collect_os(),
+        "virtualization": collect_virtualization(),
         "docker": collect_docker(),
         "kitlib": collect_kitlib(),
     }
+    host["host_id"] = host_id(host)
+    return host
+
+
+#: one shell command printing the facts host_id needs, for a machine reached by a `run` function
+_REMOTE_FACTS = (
+    "echo machine_id=$(cat /etc/machine-id 2>/dev/null); echo hostname=$(hostname); echo kernel=$(uname -r);"
+    " echo cpus=$(nproc --all); echo model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-);"
+    " echo mem=$(grep MemTotal /proc/meminfo | cut -d: -f2-);"
+    " echo virt=$(systemd-detect-virt 2>/dev/null || (grep -qw hypervisor /proc/cpuinfo && echo vm || echo none))"
+)
+
+
+def collect_host_over(run) -> dict[str, Any]:
+    """The facts of another machine (a remote system under test) through its `run(argv, timeout=…)`
+    function, shaped like `collect_host`, with its host id."""
+    from kitlib.hostid import host_id
+
+    out = run(["sh", "-c", _REMOTE_FACTS], timeout=60, check=False).output
+    facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+    cpus = facts.get("cpus", "").strip()
+    host = {
+        "cpu": {"model": facts.get("model", "").strip() or None, "logical_cpus": int(cpus) if cpus.isdigit() else None},
+        "memory": {"MemTotal": facts.get("mem", "").strip() or None},
+        "os": {
+            "kernel": facts.get("kernel", "").strip() or None,
+            "hostname": facts.get("hostname", "").strip() or None,
+            "machine_id": facts.get("machine_id", "").strip() or None,
+        },
+        "virtualization": facts.get("virt", "").strip() or "unknown",
+        "collected": "over the system under test's SSH connection",
+    }
+    host["host_id"] = host_id(host)
+    return host

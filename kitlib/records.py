@@ -22,6 +22,11 @@ CORE_COLUMNS = (
     "run_id",
     "repetition",
 )
+#: Run bookkeeping: columns that never make two records different configurations (the host does:
+#: records of two machines are never pooled).
+BOOKKEEPING_COLUMNS = frozenset(
+    {"value", "run_id", "repetition", "source", "position", "started", "measured_requests", "seconds", "duration_s"}
+)
 #: The columns a parser fills (the rest come from the run that called it).
 MEASUREMENT_COLUMNS = ("metric", "value", "unit")
 

@@ -1,4 +1,10 @@
-"""Execute a plan: peer, then each environment in turn, every missing unit, into the store.
+"""Execute a plan: peer, then the units in the plan's order, every missing one, into the store.
+
+The order is the plan's: interleaved (default), each repetition runs every environment once in an
+order shuffled from the plan's seed, the environment started for its units and stopped after them,
+so a drift of the machine over the run spreads over all environments instead of looking like an
+effect of one; or blocked, one environment's repetitions after another. Every record carries the
+host that ran the system under test, the peer path, its unit's position in the order and start time.
 
 Everything started is stopped by context managers, on success, on error and on Ctrl-C. A unit
 that fails is recorded as failed with its reason and the run goes on; an environment that cannot
@@ -9,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import socket
 import time
 import traceback
@@ -42,10 +49,38 @@ class Unit:
     env: str
     point: dict[str, Any]
     repetition: int
+    #: place in the run's order (0-based), the same however often the run is resumed
+    position: int = 0
 
     @property
     def key(self) -> str:
         return unit_key(self.env, self.point, self.repetition, self.workload.name)
+
+
+def plan_units(plan: Plan, workloads: list[Workload] | None = None) -> list[Unit]:
+    """Every unit of the plan in the order it runs (see the module docstring)."""
+    workloads = experiments.get(plan.experiment).workloads(plan) if workloads is None else workloads
+
+    def block(env: str, rep: int) -> list[tuple[Workload, str, dict[str, Any], int]]:
+        return [(w, env, point, rep) for w in workloads if w.applies_to(env) for point in w.points()]
+
+    if plan.order == "blocked":
+        ordered = [
+            (w, env, point, rep)
+            for env in plan.environments
+            for w in workloads
+            if w.applies_to(env)
+            for point in w.points()
+            for rep in range(plan.repetitions)
+        ]
+    else:
+        ordered = [u for rep, envs in enumerate(plan.environment_order()) for env in envs for u in block(env, rep)]
+    return [Unit(w, env, point, rep, position) for position, (w, env, point, rep) in enumerate(ordered)]
+
+
+def segments(units: list[Unit]) -> list[tuple[str, list[Unit]]]:
+    """Consecutive units of one environment: each is one start and stop of that environment."""
+    return [(env, list(group)) for env, group in itertools.groupby(units, key=lambda u: u.env)]
 
 
 def run_plan(
@@ -60,15 +95,7 @@ def run_plan(
     experiment = experiments.get(plan.experiment)
     store = RunStore((results_root or paths.results_root()) / plan.experiment / plan.run_id)
     store.write_plan(plan.model_dump(mode="json"))
-    workloads = experiment.workloads(plan)
-    units = [
-        Unit(w, env, point, rep)
-        for env in plan.environments
-        for w in workloads
-        if w.applies_to(env)
-        for point in w.points()
-        for rep in range(plan.repetitions)
-    ]
+    units = plan_units(plan, experiment.workloads(plan))
     idle = [env for env in plan.environments if not any(u.env == env for u in units)]
     if idle:
         warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", stacklevel=2)
@@ -101,10 +128,12 @@ def _execute(
     plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None, base_image: str
 ) -> None:
     run_label = naming.new_run_label()
+    host = provenance.collect_host()
     session: dict[str, Any] = {
         "started": provenance.now(),
         "run_label": run_label,
-        "host": provenance.collect_host(),
+        "host": host,
+        "host_id": host["host_id"],
         "plan": plan.model_dump(mode="json"),
         "environments": {},
         "tool_versions": {},
@@ -122,8 +151,10 @@ def _execute(
         with peer:
             session["peer"] = peer.describe()
             session["tool_versions"]["peer"] = _tool_versions_on_host()
-            for env_label in dict.fromkeys(u.env for u in todo):
-                env_units = [u for u in todo if u.env == env_label]
+            session["order"] = {"order": plan.order, "seed": plan.seed, "segments": []}
+            placement = {"host": host["host_id"], "peer": _peer_path(peer, plan)}
+            for env_label, env_units in segments(todo):
+                session["order"]["segments"].append([env_label, env_units[0].position, env_units[-1].position])
                 _run_environment(
                     env_label,
                     env_units,
@@ -136,6 +167,7 @@ def _execute(
                     bar,
                     image=image,
                     base_image=base_image,
+                    placement=placement,
                 )
             session["commands"].extend(peer.commands)
     finally:
@@ -149,7 +181,19 @@ def _execute(
         store.append_provenance(session)
 
 
-def _run_environment(label, units, plan, store, peer, layout, run_label, session, bar, *, image, base_image):
+def _peer_path(peer, plan: Plan) -> str:
+    """`netns`, `loopback`, or `remote:<host>` (the client's machine when the system under test is remote)."""
+    if plan.sut_host:
+        return f"remote:{socket.gethostname()}"
+    if peer.kind == "remote":
+        return f"remote:{plan.peer_host}"
+    return peer.kind
+
+
+def _run_environment(
+    label, units, plan, store, peer, layout, run_label, session, bar, *, image, base_image, placement=None
+):
+    placement = dict(placement or {})
     try:
         options: dict[str, Any] = {}
         if environments.parse_label(label).kind in ("docker", "vm", "lxc", "docker-in-vm"):
@@ -160,6 +204,10 @@ def _run_environment(label, units, plan, store, peer, layout, run_label, session
             )
         env = environments.create(label, layout, run_label=run_label, peer_reaches_nat=peer.reaches_nat, **options)
         with env:
+            if plan.sut_host:  # the records name the machine that ran the system under test
+                remote = provenance.collect_host_over(env.run)
+                session.setdefault("sut_hosts", {})[plan.sut_host] = remote
+                placement["host"] = remote["host_id"]
             session["environments"][label] = env.describe()
             session["tool_versions"][label] = provenance.parse_dpkg(
                 env.run(provenance.DPKG_QUERY, timeout=60, check=False).output
@@ -170,7 +218,7 @@ def _run_environment(label, units, plan, store, peer, layout, run_label, session
             for workload in dict.fromkeys(u.workload for u in units):
                 workload.prepare(env, peer)
                 for unit in (u for u in units if u.workload is workload):
-                    _run_unit(unit, env, peer, plan, store)
+                    _run_unit(unit, env, peer, plan, store, placement)
                     bar.update(1)
                 workload.finish(env, peer)
             session["commands"].extend(env.commands)
@@ -183,14 +231,16 @@ def _run_environment(label, units, plan, store, peer, layout, run_label, session
         warnings.warn(reason, stacklevel=2)
 
 
-def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore) -> None:
+def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore, placement: dict[str, Any] | None = None) -> None:
     info: dict[str, Any] = {
         "env": unit.env,
         "workload": unit.workload.name,
         "point": unit.point,
         "repetition": unit.repetition,
+        "position": unit.position,
         "started": provenance.now(),
     }
+    bookkeeping = {**(placement or {}), "position": unit.position, "started": info["started"]}
     mark = len(env.commands), len(peer.commands)
     started = time.monotonic()
     raw = None
@@ -205,7 +255,12 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore) -> None:
             env=unit.env,
             run_id=plan.run_id,
             repetition=unit.repetition,
-            params={**env.spec.options, **unit.workload.record_params(unit.point), **raw.facts},
+            params={
+                **{k: v for k, v in env.spec.options.items() if k != "replica"},
+                **unit.workload.record_params(unit.point),
+                **raw.facts,
+                **bookkeeping,
+            },
         )
         info.update(
             _unit_commands(env, peer, mark), seconds=round(time.monotonic() - started, 3), finished=provenance.now()

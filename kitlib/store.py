@@ -55,6 +55,21 @@ def unit_key(env: str, point: dict[str, Any], repetition: int, workload: str) ->
     return re.sub(r"[^A-Za-z0-9=.+_-]", "_", "__".join(parts))
 
 
+def plan_differences(
+    old: dict[str, Any], new: dict[str, Any], ignore: Iterable[str] = ()
+) -> list[tuple[str, Any, Any]]:
+    """(field, old value, new value) for every plan field that differs; `params.x` for parameters."""
+    skip = set(ignore)
+    found = []
+    for name in sorted((set(old) | set(new)) - skip):
+        a, b = old.get(name), new.get(name)
+        if name == "params" and isinstance(a, dict) and isinstance(b, dict):
+            found += [(f"params.{k}", a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        elif a != b and not (isinstance(a, list | tuple) and isinstance(b, list | tuple) and list(a) == list(b)):
+            found.append((name, a, b))
+    return found
+
+
 class RunStore:
     """One run's folder."""
 
@@ -95,13 +110,24 @@ class RunStore:
             os.close(fd)  # closing the descriptor releases the lock
 
     # -- the plan --------------------------------------------------------------------------
-    def write_plan(self, plan_json: dict[str, Any]) -> None:
+    def write_plan(
+        self, plan_json: dict[str, Any], ignore: Iterable[str] = ("ssh_key", "known_hosts", "preset")
+    ) -> None:
+        """Record the plan; a folder holding another plan is refused, naming the fields that differ
+        (fields in `ignore` do not change what is measured and may differ)."""
         existing = self.root / "plan.json"
         document = {"format_version": FORMAT_VERSION, "plan": plan_json}
         if existing.exists():
             old = json.loads(existing.read_text())
             if old.get("format_version", 0) > FORMAT_VERSION:
                 raise KitError(f"{self.root} was written by a newer kitlib (format {old['format_version']})")
+            differing = plan_differences(old.get("plan", {}), plan_json, ignore)
+            if differing:
+                raise KitError(
+                    f"{self.root} holds the results of another plan; it differs in "
+                    + "; ".join(f"{name}: {a!r} there, {b!r} now" for name, a, b in differing)
+                    + ". Its results are not reused: choose another results folder or remove this one."
+                )
             return
         atomic_write(existing, json.dumps(document, indent=2, sort_keys=True))
 
@@ -174,7 +200,8 @@ class RunStore:
 
 
 def load_records(*roots: Path | str, experiment: str | None = None):
-    """Every records.csv under the given folders (results/, data/sample/, …) as one frame."""
+    """Every records.csv under the given folders (results/, data/sample/, …) as one frame. Record files
+    older than the `host` column get it from their folder's provenance.json (the last session's host)."""
     import pandas as pd
 
     frames = []
@@ -184,7 +211,27 @@ def load_records(*roots: Path | str, experiment: str | None = None):
             frame = pd.read_csv(path)
             if not frame.empty:
                 frame["source"] = str(path.parent)
+                if "host" not in frame.columns or frame["host"].isna().any():
+                    known = recorded_host_id(path.parent)
+                    if "host" not in frame.columns:
+                        frame["host"] = known
+                    else:
+                        frame["host"] = frame["host"].fillna(known)
                 frames.append(frame)
     if not frames:
         return to_frame([])
     return pd.concat(frames, ignore_index=True)
+
+
+def recorded_host_id(run_dir: Path) -> str | None:
+    """The host id of a run folder's provenance (its last session), None when it has none."""
+    from kitlib.hostid import host_id
+
+    path = Path(run_dir) / "provenance.json"
+    try:
+        sessions = json.loads(path.read_text()).get("sessions") or []
+    except (OSError, ValueError):
+        return None
+    if not sessions or not sessions[-1].get("host"):
+        return None
+    return host_id(sessions[-1]["host"])

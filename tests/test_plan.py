@@ -36,7 +36,7 @@ def test_quick_plan_is_valid_and_stable():
         ({"profile": "fast"}, "profile: unknown profile 'fast'; known profiles: quick, standard, paper"),
         ({"environments": ["native", "native"]}, "listed twice"),
         ({"environments": ["docker-host-volume+quota"]}, "option 'quota' needs a value"),
-        ({"environments": ["native+quota5000"]}, "native takes no options"),
+        ({"environments": ["native+quota5000"]}, "native takes no options but"),
         ({"peer": "carrier-pigeon"}, "peer: "),
     ],
 )

@@ -40,7 +40,11 @@ def test_notebook_runs_all_three_environments_and_resumes(docker_client, root_ne
     mix = records[(records["op"] == "mix") & (records["metric"] == "throughput")]
     assert len(mix) == len(ENVS) * len(TINY["clients"]) * 2
     assert (records["value"] > 0).all()
-    assert set(records["unit"]) == {"req/s", "us"}
+    assert set(records["unit"]) == {"req/s", "us", "s", "%"}
+    hits = records[records["metric"] == "hit_rate"]
+    assert len(hits) == len(ENVS) * len(TINY["clients"]) * 2 and (hits["value"] > 95).all()
+    assert records["position"].notna().all() and records["host"].nunique() == 1
+    assert set(records["peer"]) == {"netns"}
     assert set(mix["outstanding"]) == {10, 80}
     assert (records["key_length"] == 12).all() and (records["value_size"] == 50).all()
 
@@ -59,7 +63,8 @@ def test_notebook_runs_all_three_environments_and_resumes(docker_client, root_ne
     assert any(c["argv"][0] == "redis-benchmark" for c in session["commands"])
     assert set(session["layout"]["sut_cpus"]).isdisjoint(session["layout"]["client_cpus"])
     raw_files = list((run_dir / "raw").glob("*.txt"))
-    assert len(raw_files) == len(ENVS) * len(TINY["clients"]) * 2 * 2  # a SET and a GET output per unit
+    # a SET and a GET output per unit, and INFO stats before and after the GET phase
+    assert len(raw_files) == len(ENVS) * len(TINY["clients"]) * 2 * 4
 
     executed = nbformat.read(output, as_version=4)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in executed.cells)

@@ -96,6 +96,10 @@ def test_redis_on_a_remote_native_host(sshd, tmp_path):
 
     session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
     assert session["environments"]["native"]["remote_host"] == sshd["target"]
+    remote = session["sut_hosts"][sshd["target"]]
+    assert set(result.records["host"]) == {remote["host_id"]}, "records name the machine that ran the server"
+    assert remote["os"]["kernel"] and remote["cpu"]["logical_cpus"] >= 1
+    assert all(p.startswith("remote:") for p in result.records["peer"])
     assert session["peer"]["kind"] == "local" and session["peer"]["host_address"] == "127.0.0.1"
     for port in session["layout"]["ports"]:  # the remote server is stopped: nothing listens on its port
         listening = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True).stdout

@@ -20,6 +20,7 @@ from scipy import stats as sps
 
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
+from kitlib.records import BOOKKEEPING_COLUMNS
 
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
 INCONCLUSIVE, NOT_TESTABLE = "inconclusive", "not testable here"
@@ -28,7 +29,7 @@ MIN_RUNS = 3
 ALPHA = 0.05
 
 #: columns that never make two records different configurations (bookkeeping of a run)
-BOOKKEEPING = {"value", "run_id", "repetition", "source", "position", "started", "env"}
+BOOKKEEPING = BOOKKEEPING_COLUMNS | {"env"}
 #: options that belong to the environment (its label carries them), not to the configuration
 ENV_OPTION_COLUMNS = {
     "quota",

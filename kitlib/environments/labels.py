@@ -2,7 +2,9 @@
 
 Labels are used everywhere (records, plots, tables). Extra options add suffixes:
 `docker-host-volume+quota5000` is Docker host networking with a volume and a CPU quota of
-5000 µs per period; the plots explain the suffix.
+5000 µs per period; the plots explain the suffix. `+replica`, which every kind takes, is the same
+environment measured as a second series of the same run (an A/A control: its difference to the
+first series is the machine's noise floor).
 """
 
 from __future__ import annotations
@@ -48,7 +50,10 @@ _SUFFIXES = {
     "qcow2": (r"", lambda _v: True, "VM disk as qcow2 instead of raw"),
     "hostnet": (r"", lambda _v: True, "host networking for Docker inside the VM"),
     "volume": (r"", lambda _v: True, "a volume for the data of Docker inside the VM"),
+    "replica": (r"", lambda _v: True, "a second series of the same environment (A/A control)"),
 }
+#: options any kind takes (they change how a series is scheduled, not the environment itself)
+UNIVERSAL_OPTIONS = {"replica"}
 
 
 #: the options each kind honours (any other is refused, never silently ignored)
@@ -88,8 +93,8 @@ def parse_label(label: str) -> EnvSpec:
         if not re.fullmatch(pattern, value):
             raise PlanError(f"{label!r}: option {name!r} needs a value matching {pattern!r}, got {value!r}")
         options[name] = convert(value)
-    if kind == "native" and options:
-        raise PlanError(f"{label!r}: native takes no options")
+    if kind == "native" and set(options) - UNIVERSAL_OPTIONS:
+        raise PlanError(f"{label!r}: native takes no options but +replica")
     if "qcow2" in options:
         if kind != "vm":
             raise PlanError(f"{label!r}: qcow2 applies to VM environments only")
@@ -97,11 +102,19 @@ def parse_label(label: str) -> EnvSpec:
     if kind == "docker-in-vm":
         network = "host" if options.get("hostnet") else network
         storage = "volume" if options.get("volume") else storage
-    unsupported = sorted(set(options) - _OPTIONS_BY_KIND.get(kind, set(_SUFFIXES)))
+    unsupported = sorted(set(options) - _OPTIONS_BY_KIND.get(kind, set(_SUFFIXES)) - UNIVERSAL_OPTIONS)
     if unsupported and kind != "native":
         allowed = ", ".join(sorted(_OPTIONS_BY_KIND[kind]))
         raise PlanError(f"{label!r}: option(s) {', '.join(unsupported)} do not apply to {kind}; it takes: {allowed}")
     return EnvSpec(label=label, kind=kind, network=network, storage=storage, options=options)
+
+
+def replicated(label: str) -> str | None:
+    """The label a `+replica` series repeats (`native+replica` -> `native`), or None."""
+    parts = label.split("+")
+    if "replica" not in parts:
+        return None
+    return "+".join(p for p in parts if p != "replica")
 
 
 def describe_label(label: str) -> str:

@@ -29,6 +29,22 @@ def sorted_within(values: list[int], low: float, high: float, what: str) -> list
     return sorted(set(values))
 
 
+def image_inputs(environments: Sequence[str]) -> str | None:
+    """The benchmark image as the plan knows it before anything is built: a digest of its Dockerfile
+    and base image name (the built image's id is in provenance). None when no environment uses it."""
+    import hashlib
+
+    from kitlib.environments.labels import parse_label
+
+    kinds = {parse_label(label).kind for label in environments if isinstance(label, str)}
+    if not kinds & {"docker", "vm", "lxc", "docker-in-vm"}:
+        return None
+    from kitlib.image import DEFAULT_BASE, DOCKERFILE
+
+    digest = hashlib.sha256((DEFAULT_BASE + "\n" + DOCKERFILE.read_text()).encode()).hexdigest()[:12]
+    return f"{DEFAULT_BASE}+Dockerfile:{digest}"
+
+
 @dataclass
 class RawResult:
     """Raw outputs of one measured point, by name (each saved as a file), plus kit-made measurements."""
@@ -96,6 +112,9 @@ class Experiment:
     repetitions: dict[str, int] = field(default_factory=lambda: {"quick": 3, "standard": 5, "paper": 10})
     #: named parameter sets of other studies (e.g. seed 003's fio setup), applied over the profile
     presets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: fills parameters that depend on the plan's environments (e.g. one Linpack N for all of them),
+    #: so they are recorded in the plan as parameters, the same for every environment of the run
+    settle: Callable[[Any, Sequence[str]], Any] | None = None
 
     def plan(
         self,
@@ -109,6 +128,8 @@ class Experiment:
         ssh_key: str | None = None,
         known_hosts: str | None = None,
         preset: str | None = None,
+        order: str = "interleaved",
+        seed: int | None = None,
         **overrides: Any,
     ) -> Plan:
         """Validate everything and return the plan; nothing is started here. A preset's values
@@ -132,6 +153,11 @@ class Experiment:
         except ValidationError as error:
             raise explain(error, f"{self.name} ({profile} profile)") from None
         envs = tuple(environments) if environments else tuple(self.envs_for(params))
+        if self.settle is not None:
+            try:
+                params = self.settle(params, envs)
+            except ValidationError as error:
+                raise explain(error, f"{self.name} ({profile} profile)") from None
         try:
             return Plan(
                 experiment=self.name,
@@ -146,6 +172,9 @@ class Experiment:
                 ssh_key=ssh_key,
                 known_hosts=known_hosts,
                 preset=preset,
+                order=order,
+                seed=parse_value(seed),
+                image=image_inputs(envs),
             )
         except ValidationError as error:
             raise explain(error, self.name) from None

@@ -2,12 +2,16 @@
 
 PXZ: `xz -T threads -2` of a deterministic generated text corpus held in the page cache, output
 discarded (the paper: 1 GB enwik9, 32 threads, level 2); MB/s of input. Linpack: hpcc's HPL on
-every CPU of the environment (one MPI rank per core, pinned), N derived from the environment's
-memory and capped by the profile; GFLOPS.
+every CPU of the environment (one MPI rank per core, pinned); GFLOPS. N is the same in every
+environment of a run: derived when the plan is made from the smallest environment's memory (the
+host's for native and containers, the guest's for VMs), capped by the profile (and under software
+emulation), and recorded in the plan as the parameter `hpl_n` with how it was chosen (`hpl_n_basis`).
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,6 +35,43 @@ class CpuParams(BaseModel):
     hpl_memory_fraction: float = Field(0.5, gt=0, le=0.9)
     hpl_n_cap: int = Field(description="largest N the derived size may reach", ge=100)
     workloads: list[str] = Field(default_factory=lambda: ["pxz", "linpack"])
+    hpl_n_basis: str | None = Field(None, description="how hpl_n was chosen (filled when the plan is made)")
+
+
+def environment_memory_bytes(label: str) -> int:
+    """Memory an environment's processes see, known before it starts: a `+mem` limit, a guest's
+    memory, else the host's total."""
+    from kitlib.environments import vm
+    from kitlib.environments.labels import parse_label
+
+    spec = parse_label(label)
+    mem = spec.options.get("mem")
+    if spec.kind in ("vm", "docker-in-vm"):
+        return (vm._memory_from_label(mem) or vm._default_memory()) * 2**20
+    if mem:
+        return (vm._memory_from_label(mem) or 0) * 2**20
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def settle(params: CpuParams, environments: Sequence[str]) -> CpuParams:
+    """One HPL N for every environment of the run, from the smallest one's memory."""
+    if params.hpl_n is not None:
+        return params.model_copy(update={"hpl_n_basis": params.hpl_n_basis or "given"})
+    memory = {label: environment_memory_bytes(label) for label in environments}
+    smallest = min(memory, key=memory.get)
+    n = hpl_n = hpcc_run.n_for_memory(memory[smallest], params.hpl_memory_fraction, params.hpl_n_cap)
+    basis = (
+        f"{params.hpl_memory_fraction:g} of {memory[smallest] / 2**30:.1f} GiB ({smallest}, the smallest), "
+        f"cap {params.hpl_n_cap}"
+    )
+    if any(label.split("+")[0] in EMULATED for label in environments) and n > hpcc_run.EMULATED_N_CAP:
+        hpl_n = hpcc_run.EMULATED_N_CAP
+        basis += f"; {n} capped at {hpl_n} by software emulation"
+    return params.model_copy(update={"hpl_n": max(100, hpl_n), "hpl_n_basis": basis})
+
+
+#: labels whose CPU is emulated (HPL there runs at ~0.1 GFLOPS)
+EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
 
 
 class PxzWorkload(Workload):
@@ -79,19 +120,20 @@ class LinpackWorkload(Workload):
     def prepare(self, env: Environment, peer: Peer) -> None:
         p = self.params
         self.n, self.capped = p.hpl_n, {}
-        if self.n is None:
+        if self.n is None:  # a plan made before N was settled at planning time
             derived = hpcc_run.n_for_memory(hpcc_run.memory_bytes(env), p.hpl_memory_fraction, p.hpl_n_cap)
             self.n, self.capped = hpcc_run.bounded_n(env, derived)
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         outputs = hpcc_run.run(env, self.n)
-        return RawResult(outputs=outputs, facts={"ranks": len(env.layout.sut_cpus), **self.capped})
+        facts = {"ranks": len(env.layout.sut_cpus), "hpl_n": self.n, **self.capped}
+        return RawResult(outputs=outputs, facts=facts)
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
         from kitlib.parsers import hpcc
 
         found = hpcc.parse(raw.outputs["hpccoutf"], f"{source}.hpccoutf.txt")
-        return [m for m in found if m.dims.get("benchmark") == "HPL"]
+        return [m for m in found if m.dims.get("benchmark") == "HPL" and m.metric != "hpl_n"]
 
 
 def workloads(params: CpuParams) -> list[Workload]:
@@ -110,4 +152,5 @@ EXPERIMENT = Experiment(
     },
     default_envs=("native", "docker-host-volume"),
     make_workloads=workloads,
+    settle=settle,
 )

@@ -135,7 +135,7 @@ EXPERIMENT = Experiment(
     params_model=MysqlParams,
     profiles={
         "quick": {
-            "threads": [1, 2, 4, 8, 16],
+            "threads": [1, 4, 16],
             "seconds": 3,
             "warmup_seconds": 3,
             "rows": 20_000,

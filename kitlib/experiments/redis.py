@@ -1,10 +1,13 @@
 """Redis: the paper's key-value workload (Section H), server pinned to one core, client on the peer.
 
 50% GET / 50% SET as two equal phases per point (SET, then GET of the same key space), each with
-all client connections pipelining `pipeline` requests; the dataset is cleared before each point.
-Keys are redis-benchmark's `__rand_int__` (12 characters; the paper's were 10) and values are
-`value_size` bytes. The `mix` rows combine both phases: throughput = all requests / total time,
-mean latency = mean over all requests.
+all client connections pipelining `pipeline` requests. The whole keyspace is filled once when the
+server starts (every key redis-benchmark's `__rand_int__` can draw: 12 zero-padded digits; the
+paper's were 10), so GETs hit; each GET phase records its hit rate from INFO keyspace_hits/misses.
+Values are `value_size` bytes. Each phase is sized by duration: a short GET warm-up (not recorded)
+estimates the rate, and each phase then runs `seconds` worth of requests; the requests and the
+measured duration of each phase are recorded. The `mix` rows combine both phases: throughput = all
+requests / total time, mean latency = mean over all requests.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib.environments.base import Environment
+from kitlib.errors import CommandFailed
 from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
+from kitlib.parsers import redis_benchmark, redis_info
 from kitlib.peer import Peer
 from kitlib.records import Measurement
 
@@ -26,7 +31,9 @@ class RedisParams(BaseModel):
 
     clients: list[int] = Field(description="client connections swept (each pipelines `pipeline` requests)")
     pipeline: int = Field(10, ge=1, le=1000)
-    requests: int = Field(description="requests per phase (SET, GET) and point", ge=1000)
+    seconds: float = Field(description="measurement per phase (SET, GET) and point, in seconds", gt=0, le=3600)
+    requests: int | None = Field(None, description="fixed requests per phase instead of `seconds`", ge=1000)
+    warmup_requests: int = Field(20_000, description="GET requests of the unrecorded warm-up", ge=1000)
     keyspace: int = Field(1_000_000, ge=1)
     value_size: int = Field(50, ge=1, le=1_000_000)
     server_cores: int = Field(1, ge=1)
@@ -73,47 +80,69 @@ class RedisWorkload(Workload):
         )
         self.target = env.address_for_peer(port, peer.host_address)
         host, mapped = self.target
-        peer.run(["redis-cli", "-h", host, "-p", str(mapped), "PING"], timeout=30)
+        cli = ["redis-cli", "-h", host, "-p", str(mapped)]
+        peer.run([*cli, "PING"], timeout=30)
+        peer.run([*cli, "FLUSHALL"], timeout=60)
+        peer.run(["sh", "-c", fill_script(self.params.keyspace, self.params.value_size, host, mapped)], timeout=1800)
+        size = peer.run([*cli, "DBSIZE"], timeout=60).output.strip().split()[-1]
+        if not size.isdigit() or int(size) != self.params.keyspace:
+            raise CommandFailed(f"redis keyspace fill: DBSIZE is {size!r}, expected {self.params.keyspace}")
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         assert self.target is not None, "prepare() first"
         host, port = self.target
         p = self.params
-        peer.run(["redis-cli", "-h", host, "-p", str(port), "FLUSHALL"], timeout=60)
-        common = [
-            "redis-benchmark",
-            "-h",
-            host,
-            "-p",
-            str(port),
-            "-c",
-            str(point["clients"]),
-            "-n",
-            str(p.requests),
-            "-P",
-            str(p.pipeline),
-            "-r",
-            str(p.keyspace),
-            "--csv",
-        ]
-        timeout = 120 + p.requests / 2000
-        set_out = peer.run([*common, "SET", "__rand_int__", "v" * p.value_size], timeout=timeout).output
-        get_out = peer.run([*common, "GET", "__rand_int__"], timeout=timeout).output
-        return RawResult(outputs={"set": set_out, "get": get_out})
+
+        def benchmark(requests: int, *command: str) -> str:
+            argv = ["redis-benchmark", "-h", host, "-p", str(port), "-c", str(point["clients"])]
+            argv += ["-n", str(requests), "-P", str(p.pipeline), "-r", str(p.keyspace), "--csv", *command]
+            return peer.run(argv, timeout=120 + requests / 2000).output
+
+        requests = p.requests
+        if requests is None:  # warm-up, not recorded: its rate sizes the phases
+            warm = benchmark(p.warmup_requests, "GET", "__rand_int__")
+            rate = next(m.value for m in redis_benchmark.parse(warm, "warm-up") if m.metric == "throughput")
+            requests = max(1000, int(rate * p.seconds))
+        info = ["redis-cli", "-h", host, "-p", str(port), "INFO", "stats"]
+        set_out = benchmark(requests, "SET", "__rand_int__", "v" * p.value_size)
+        before = peer.run(info, timeout=60).output
+        get_out = benchmark(requests, "GET", "__rand_int__")
+        after = peer.run(info, timeout=60).output
+        return RawResult(
+            outputs={"set": set_out, "get": get_out, "info-before-get": before, "info-after-get": after},
+            facts={"measured_requests": requests},
+        )
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
-        found = super().parse(raw, source)
-        return found + mix_of_phases(found)
+        found: list[Measurement] = []
+        for phase in ("set", "get"):
+            found += redis_benchmark.parse(raw.outputs[phase], f"{source}.{phase}.txt")
+        requests = raw.facts.get("measured_requests") or self.params.requests
+        durations = [
+            Measurement("duration", requests / m.value, "s", dict(m.dims))
+            for m in found
+            if m.metric == "throughput" and requests
+        ]
+        hit = redis_info.hit_rate(raw.outputs["info-before-get"], raw.outputs["info-after-get"], f"{source}.info")
+        return found + mix_of_phases(found) + durations + [hit]
 
     def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
         p = self.params
         return {
             **point,
             "outstanding": point["clients"] * p.pipeline,
-            "requests": p.requests,
+            "keyspace": p.keyspace,
             "value_size": p.value_size,
             "key_length": KEY_LENGTH,
         }
+
+
+def fill_script(keyspace: int, value_size: int, host: str, port: int) -> str:
+    """Shell: SET every key `__rand_int__` can draw (0 … keyspace-1, 12 digits) in one pipelined stream."""
+    value = "v" * value_size
+    resp = r"*3\r\n$3\r\nSET\r\n$12\r\n%s\r\n$%d\r\n%s\r\n"
+    awk = f'BEGIN {{ for (i = 0; i < {keyspace}; i++) printf "{resp}", sprintf("%012d", i), {value_size}, "{value}" }}'
+    return f"awk '{awk}' | redis-cli -h {host} -p {port} --pipe"
 
 
 def mix_of_phases(found: list[Measurement]) -> list[Measurement]:
@@ -135,9 +164,9 @@ EXPERIMENT = Experiment(
     notebook="experiments/redis.ipynb",
     params_model=RedisParams,
     profiles={
-        "quick": {"clients": [1, 4, 16, 48], "requests": 100_000},
-        "standard": {"clients": [1, 2, 4, 8, 16, 32, 64, 128], "requests": 500_000},
-        "paper": {"clients": [1, 2, 4, 8, 16, 32, 50, 64, 100, 128, 150, 200], "requests": 2_000_000},
+        "quick": {"clients": [1, 8, 48], "seconds": 2.0},
+        "standard": {"clients": [1, 2, 4, 8, 16, 32, 64, 128], "seconds": 10.0},
+        "paper": {"clients": [1, 2, 4, 8, 16, 32, 50, 64, 100, 128, 150, 200], "seconds": 30.0},
     },
     default_envs=("native", "docker-host-volume", "docker-nat-volume"),
     make_workloads=lambda params: [RedisWorkload(params)],

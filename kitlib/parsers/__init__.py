@@ -19,6 +19,7 @@ Parser = Callable[[str, str], list[Measurement]]
 #: tool name -> module that defines `parse(text, source)`.
 _MODULES = {
     "redis-benchmark": "kitlib.parsers.redis_benchmark",
+    "redis-info": "kitlib.parsers.redis_info",
     "kit-rr": "kitlib.parsers.rr",
     "kit-fileops": "kitlib.parsers.fileops",
     "hpcc": "kitlib.parsers.hpcc",

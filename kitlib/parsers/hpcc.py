@@ -10,6 +10,11 @@
 
 HPL in GFLOPS, STREAM in GB/s (as hpcc reports: 10^9 bytes/s) per kernel, RandomAccess in GUP/s.
 A run that did not finish (no summary end, or Success=0) raises.
+
+hpcc's `Star` figures are per process (each of CommWorldProcs processes running at once), `Single`
+is one process alone, `MPI` RandomAccess is the whole system. The system's figure, which the paper
+reports, is the `System` variant: StarSTREAM × processes, StarRandomAccess × processes; each row
+names its `method`, so a per-process number is never read as the machine's.
 """
 
 from __future__ import annotations
@@ -49,12 +54,33 @@ def parse(text: str, source: str) -> list[Measurement]:
         Measurement("gflops", _number(fields, "HPL_Tflops", source) * 1000.0, "GFLOPS", {"benchmark": "HPL"}),
         Measurement("hpl_n", _number(fields, "HPL_N", source), "count", {"benchmark": "HPL"}),
     ]
+    processes = _number(fields, "CommWorldProcs", source)
+    methods = {
+        "Star": "per process, all running (hpcc Star)",
+        "Single": "one process alone (hpcc Single)",
+        "MPI": "whole system, one distributed table (hpcc MPI)",
+        "System": "system: hpcc Star per-process figure x processes",
+    }
     for variant in ("Star", "Single"):
         for kernel in KERNELS:
             value = _number(fields, f"{variant}STREAM_{kernel}", source)
             found.append(
-                Measurement("bandwidth", value, "GB/s", {"benchmark": "STREAM", "kernel": kernel, "variant": variant})
+                Measurement(
+                    "bandwidth",
+                    value,
+                    "GB/s",
+                    {"benchmark": "STREAM", "kernel": kernel, "variant": variant, "method": methods[variant]},
+                )
             )
+    for kernel in KERNELS:
+        found.append(
+            Measurement(
+                "bandwidth",
+                _number(fields, f"StarSTREAM_{kernel}", source) * processes,
+                "GB/s",
+                {"benchmark": "STREAM", "kernel": kernel, "variant": "System", "method": methods["System"]},
+            )
+        )
     found.append(
         Measurement("vector_size", _number(fields, "STREAM_VectorSize", source), "count", {"benchmark": "STREAM"})
     )
@@ -64,9 +90,18 @@ def parse(text: str, source: str) -> list[Measurement]:
                 "gups",
                 _number(fields, f"{variant}RandomAccess_GUPs", source),
                 "GUP/s",
-                {"benchmark": "RandomAccess", "variant": variant},
+                {"benchmark": "RandomAccess", "variant": variant, "method": methods[variant]},
             )
         )
+    found.append(
+        Measurement(
+            "gups",
+            _number(fields, "StarRandomAccess_GUPs", source) * processes,
+            "GUP/s",
+            {"benchmark": "RandomAccess", "variant": "System", "method": methods["System"]},
+        )
+    )
+    found.append(Measurement("processes", processes, "count", {"benchmark": "hpcc"}))
     found.append(
         Measurement("table_words", _number(fields, "RandomAccess_N", source), "count", {"benchmark": "RandomAccess"})
     )

@@ -1,0 +1,42 @@
+"""`redis-cli INFO stats` before and after a GET phase: the phase's hit rate.
+
+    # Stats
+    keyspace_hits:50001
+    keyspace_misses:1
+
+`parse` takes one INFO output and returns its counters; `hit_rate` takes two (before, after) and
+returns the share of the phase's lookups that found their key, in %.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitlib.errors import ParseError
+from kitlib.records import Measurement
+
+TOOL = "redis-info"
+_COUNTER = re.compile(r"^(keyspace_hits|keyspace_misses):(\d+)\s*$", re.M)
+
+
+def counters(text: str, source: str) -> dict[str, int]:
+    found = {name: int(value) for name, value in _COUNTER.findall(text)}
+    missing = [c for c in ("keyspace_hits", "keyspace_misses") if c not in found]
+    if missing:
+        raise ParseError(TOOL, source, f"INFO output lacks {missing}")
+    return found
+
+
+def parse(text: str, source: str) -> list[Measurement]:
+    """The cumulative counters of one INFO output (for `kit parse redis-info FILE`)."""
+    return [Measurement(name, float(value), "count") for name, value in counters(text, source).items()]
+
+
+def hit_rate(before: str, after: str, source: str) -> Measurement:
+    """Hits / (hits + misses) between two INFO outputs, in %; a phase with no lookups raises."""
+    start, end = counters(before, source), counters(after, source)
+    hits = end["keyspace_hits"] - start["keyspace_hits"]
+    misses = end["keyspace_misses"] - start["keyspace_misses"]
+    if hits < 0 or misses < 0 or hits + misses == 0:
+        raise ParseError(TOOL, source, f"no lookups between the two INFO outputs (hits {hits}, misses {misses})")
+    return Measurement("hit_rate", 100.0 * hits / (hits + misses), "%", {"op": "GET"})
