@@ -21,8 +21,7 @@ NOT_DIMENSIONS = {"value", "run_id", "repetition", "source"}
 
 def load(results_dirs: Sequence[str | Path] | None = None, environments: Sequence[str] | None = None) -> pd.DataFrame:
     """Records of every run under the given folders (default: results/), optionally only some environments."""
-    folders = [Path(p) for p in as_list(results_dirs) or [paths.results_root()]]
-    frame = load_records(*folders)
+    frame = load_records(*paths.resolve_results_dirs(as_list(results_dirs)))
     environments = as_list(environments)
     if environments:
         frame = frame[frame["env"].isin(environments)]
