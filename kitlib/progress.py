@@ -39,7 +39,8 @@ def _status(units_dir: Path, key: str) -> tuple[str | None, float]:
 
 
 def count_done(units_dir: Path, keys: list[str], since: float) -> tuple[int, int]:
-    """(points done, of which failed): ok ones, and failed ones written after `since` (a rerun retries older failures)."""
+    """(points done, of which failed): ok ones, and failed ones written after `since`
+    (a rerun retries older failures)."""
     done = failed = 0
     for key in keys:
         status, mtime = _status(units_dir, key)
