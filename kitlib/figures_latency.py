@@ -52,6 +52,7 @@ def slow_requests_vs_quota(table: pd.DataFrame, unthrottled_utilization: float |
     right.plot(table["quota"], table["latency_p99"], marker="s", color="#1f77b4", label="p99 (µs)")
     right.set_ylabel("p99 latency (µs)")
     right.set_yscale("log")
+    readable_log_ticks(right.yaxis)
     if unthrottled_utilization is not None:
         period = float(table["period"].iloc[0])
         ax.axvline(
