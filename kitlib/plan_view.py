@@ -7,7 +7,6 @@ import pandas as pd
 
 from kitlib.planning import Plan
 
-
 #: meanings (with units) of parameters whose model gives no description
 MEANINGS = {
     "pipeline": "requests each connection keeps in flight (the paper: 10)",
