@@ -37,3 +37,16 @@ def test_the_plan_table_shows_the_profiles_values_with_their_meaning(name):
     quick = experiments.get(name).profiles["quick"]
     for parameter, value in quick.items():
         assert table.loc[parameter, "value"] == value
+
+
+@pytest.mark.parametrize("path", sorted(paths.notebooks_root().glob("*/*.ipynb")), ids=lambda p: p.stem)
+def test_papermill_reads_every_parameter_with_its_comment(path):
+    """A comment papermill cannot parse (an `=` or a quote in it) would drop the parameter from its help."""
+    import papermill
+
+    notebook = nbformat.read(path, 4)
+    cells = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    names = [line.split(" = ")[0] for c in cells for line in c.source.splitlines() if re.match(r"^\w+ = ", line)]
+    found = papermill.inspect_notebook(str(path))
+    assert [n for n in names if n not in found] == []
+    assert all(found[n]["help"] for n in names), [n for n in names if not found[n]["help"]]
