@@ -30,10 +30,9 @@ def test_redis_latency_is_on_a_log_axis_so_the_emulator_does_not_flatten_the_res
 
 
 def test_latency_cdfs_are_steps_on_a_log_axis_and_say_what_they_are_drawn_from(records):
-    for fig, ax in (
-        (fig := figures_latency.latency_cdf(records), fig.axes[0]),
-        (fig := figures_io.block(records[records["experiment"] == "block"]), fig.axes[2]),
-    ):
+    shares = figures_latency.latency_cdf(records)
+    block = figures_io.block(records[records["experiment"] == "block"])
+    for fig, ax in ((shares, shares.axes[0]), (block, block.axes[2])):
         assert ax.get_xscale() == "log"
         assert ax.lines and all(line.get_drawstyle() == "steps-post" for line in ax.lines)
         assert any("percentiles" in t.get_text() for t in ax.texts)
