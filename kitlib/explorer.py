@@ -154,5 +154,24 @@ def explore(df: pd.DataFrame, interactive: bool = True):
     for widget in (pick_experiment, pick_workload, pick_envs, pick_metric):
         widget.observe(refresh, names="value")
     refresh()
-    display(widgets.VBox([widgets.HBox([pick_experiment, pick_workload, pick_metric]), pick_envs, out]))
+    box = widgets.VBox([widgets.HBox([pick_experiment, pick_workload, pick_metric]), pick_envs, out])
+    display(_with_static_view(box, df, experiments[0], envs, metrics[0], workloads[0]), raw=True)
     return None
+
+
+def _with_static_view(box, df: pd.DataFrame, experiment: str, envs: list[str], metric: str, workload: str) -> dict:
+    """The widgets' display data plus a PNG of the first view: a front end without widgets (papermill's
+    executed copy, nbconvert, a notebook viewer) shows the plot instead of the text `VBox(children=…)`."""
+    import base64
+    import io
+
+    import matplotlib.pyplot as plt
+
+    fig, _ = show(df, experiment, envs, metric, workload)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=80)
+    plt.close(fig)
+    bundle = dict(box._repr_mimebundle_())
+    bundle["image/png"] = base64.b64encode(buffer.getvalue()).decode()
+    bundle["text/plain"] = f"explorer: {experiment} / {workload}: {metric} (the widgets need a live kernel)"
+    return bundle

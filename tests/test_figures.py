@@ -71,3 +71,14 @@ def test_the_explorer_never_pools_workloads_or_configurations(records):
         assert table["count"].max() <= rows.groupby(["env", "run_id"]).size().max()
         assert (table["mean"] - table["std"].fillna(0) > 0).all()  # no error bar below zero from pooling
         plt.close(fig)
+
+
+def test_the_explorer_carries_a_static_view_for_front_ends_without_widgets(records):
+    import ipywidgets as widgets
+
+    box = widgets.VBox([widgets.Dropdown(options=["redis"])])
+    bundle = explorer._with_static_view(box, records, "redis", ["native", "qemu-tcg"], "throughput", "redis")
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id
+    assert bundle["image/png"].startswith("iVBOR")  # base64 of a PNG
+    assert "VBox" not in bundle["text/plain"]
+    box.close_all()
