@@ -35,8 +35,12 @@ def stability_warnings(summary: pd.DataFrame, by: list[str], max_cv: float = 0.1
     """Configurations too noisy or too thin to trust, in words (pyperf's habit): each names its metric
     (and percentile), the rule is said once at the top, and the variation is shown to a tenth of a percent
     so that it never reads as "10% > 10%"."""
-    first = [c for c in ("metric", "percentile") if c in by]
-    order = first + [c for c in by if c not in first]
+    # the whole configuration, not only `by`: two percentiles of one metric must not read as one line twice
+    stat_columns = {"n", "mean", "std", "median", "min", "max", "ci_low", "ci_high", "cv", "unit", "experiment"}
+    varying = [c for c in summary.columns if c not in by and c not in stat_columns and summary[c].nunique() > 1]
+    columns = list(by) + varying
+    first = [c for c in ("metric", "percentile") if c in columns]
+    order = first + [c for c in columns if c not in first]
     thin, unstable = [], []
     for _, row in summary.iterrows():
         where = ", ".join(_named(k, row[k]) for k in order if pd.notna(row[k]))
@@ -58,7 +62,7 @@ def _named(column: str, value) -> str:
         return str(value)
     if column == "percentile":
         return f"p{float(value):g}"
-    return f"{column}={value}"
+    return f"{column}={value:g}" if isinstance(value, float) else f"{column}={value}"
 
 
 @dataclass(frozen=True)
