@@ -1,6 +1,8 @@
-# The kit's two commands: `make reproduce` and `make test`. Each does its own set-up:
-#  - as root on Debian/Ubuntu: the Debian packages the experiments use, docker.io, and a running dockerd;
-#  - a conda env (./.conda-env) when conda is installed, else a virtualenv (./.venv), from pyproject.toml.
+# The kit's commands: `make reproduce`, `make test` and `make lab`. Each does its own set-up:
+#  - as root on Debian/Ubuntu: the Debian packages the experiments use, docker.io, and a running dockerd
+#    (`make lab` needs none of them: only Python, no Docker, no root);
+#  - a conda env (./.conda-env) when conda is installed, else a virtualenv (./.venv), from pyproject.toml,
+#    with the Jupyter kernel `kitlib` (the kernel every notebook names) installed into it.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -17,15 +19,18 @@ STAMP := $(ENV_DIR)/.kitlib-installed
 DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux python3-venv python3-pip \
   redis-server redis-tools fio sysbench mariadb-server mariadb-client hpcc openmpi-bin libopenblas0-openmp xz-utils \
   nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server \
-  libvirt-clients libxml2-utils lxc
+  libvirt-clients libxml2-utils lxc chromium chromium-driver
 
-.PHONY: help setup system python docker test test-fast reproduce lint clean-leftovers
+.PHONY: help setup system python kernel lab docker test test-fast reproduce lint clean-leftovers
 
 help:
+	@echo "make lab         JupyterLab at the project root on the kit's own kernel (no Docker, no root needed)"
+	@echo "make python      only the Python environment ($(ENV_DIR)) and the Jupyter kernel 'kitlib'"
 	@echo "make reproduce   quick profile of every experiment on every environment here, then the analysis"
 	@echo "make test        the test suite (unit + integration with real tools and Docker)"
 	@echo "make test-fast   the tests without the slow integration runs"
 	@echo "make lint        ruff"
+	@echo "Tour for a course: notebooks/tour/ (offline, on data/sample); analysis: notebooks/analysis/"
 
 setup: system python docker
 
@@ -50,7 +55,20 @@ else
 endif
 	touch $(STAMP)
 
-python: $(STAMP)
+# The kernel every notebook names (kernelspec `kitlib`): the env's Python, so kitlib is always importable.
+KERNEL_SPEC := $(ENV_DIR)/share/jupyter/kernels/kitlib/kernel.json
+$(KERNEL_SPEC): $(STAMP)
+	$(PY) -m ipykernel install --sys-prefix --name kitlib --display-name "Python (kitlib)"
+
+python: $(STAMP) $(KERNEL_SPEC)
+
+kernel: $(KERNEL_SPEC)
+
+# JupyterLab at the project root (figures/, results/, data/ browsable); as root Jupyter needs --allow-root.
+# LAB_ARGS adds options, e.g. `make lab LAB_ARGS="--no-browser --ip 127.0.0.1 --port 8899"`.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
+lab: python
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 docker:
 	@if command -v docker >/dev/null && docker info >/dev/null 2>&1; then exit 0; fi; \

@@ -27,8 +27,7 @@ def load(
 ) -> pd.DataFrame:
     """Records of every run under the given folders (default: results/), optionally only some
     environments or hosts. Each record names its `host`; folders of several machines stay apart."""
-    folders = [Path(p) for p in as_list(results_dirs) or [paths.results_root()]]
-    frame = load_records(*folders)
+    frame = load_records(*paths.resolve_results_dirs(as_list(results_dirs)))
     environments = as_list(environments)
     if environments:
         frame = frame[frame["env"].isin(environments)]

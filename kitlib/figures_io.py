@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kitlib.figures_placement import one_fio_configuration
-from kitlib.plots import _style, env_order, grouped_bars, legend
+from kitlib.plots import env_order, grouped_bars, legend, readable_log_ticks, step_cdf
 
 
 def network(df: pd.DataFrame):
@@ -46,9 +46,21 @@ def block(df: pd.DataFrame):
     cdf = df[(df["workload"] == "rand_read_latency") & (df["metric"] == "clat_percentile")]
     for env in env_order(cdf):
         curve = cdf[cdf["env"] == env].groupby("percentile")["value"].mean().sort_index()
-        axes[2].plot(curve.values, curve.index / 100.0, label=env, **_style(env))
+        step_cdf(axes[2], curve, env)
     axes[2].set_xscale("log")
-    axes[2].set_xlabel("completion latency (µs)")
+    readable_log_ticks(axes[2].xaxis)
+    if not cdf.empty:
+        axes[2].text(
+            0.99,
+            0.02,
+            f"steps through fio's {cdf['percentile'].nunique()} completion-latency percentiles",
+            transform=axes[2].transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=7,
+            color="grey",
+        )
+    axes[2].set_xlabel("completion latency (µs, log scale)")
     axes[2].set_ylabel("CDF")
     axes[2].set_title("Random read latency, concurrency 16 (Fig. 7)")
     axes[2].grid(True, alpha=0.3)

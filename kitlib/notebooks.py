@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -17,6 +18,25 @@ from kitlib.procs import pid_alive
 
 #: how long a stopped notebook's kernel may take to remove what its run started before it is killed
 STOP_GRACE_S = 180.0
+
+#: The Jupyter kernel every notebook of the kit names: the kit's own environment, so kitlib imports.
+KERNEL_NAME = "kitlib"
+KERNEL_DISPLAY_NAME = "Python (kitlib)"
+
+
+def ensure_kernel() -> str:
+    """Install the `kitlib` kernelspec for this Python when Jupyter does not know it yet (`make python`
+    installs it; a plain `pip install` does not)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    if KERNEL_NAME not in KernelSpecManager().find_kernel_specs():
+        from ipykernel import kernelspec
+
+        try:
+            kernelspec.install(kernel_name=KERNEL_NAME, display_name=KERNEL_DISPLAY_NAME, prefix=sys.prefix)
+        except OSError:  # a Python whose prefix is not writable: the user's Jupyter folder then
+            kernelspec.install(kernel_name=KERNEL_NAME, display_name=KERNEL_DISPLAY_NAME, user=True)
+    return KERNEL_NAME
 
 
 def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progress: bool = False) -> Path:
@@ -42,7 +62,7 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progres
                 cwd=str(paths.PROJECT_ROOT),
                 progress_bar=progress,
                 log_output=False,
-                kernel_name="python3",
+                kernel_name=ensure_kernel(),
             )
         except BaseException as exc:  # handed to the main thread
             outcome["error"] = exc
@@ -117,6 +137,11 @@ def experiment_parameters(plan: Plan, overrides: dict[str, Any]) -> dict[str, An
 
 
 def execute_experiment(experiment: Experiment, plan: Plan, overrides: dict[str, Any]) -> Path:
+    """Run the experiment's notebook; the terminal sees points done / total and the time left meanwhile."""
+    from kitlib.progress import Watcher, planned_units
+
     notebook = paths.notebooks_root() / experiment.notebook
-    output = paths.results_root() / plan.experiment / plan.run_id / notebook.name
-    return execute(notebook, output, experiment_parameters(plan, overrides))
+    root = paths.results_root() / plan.experiment / plan.run_id
+    output = root / notebook.name
+    with Watcher(f"{plan.experiment} ({plan.profile})", root / "units", planned_units(plan)):
+        return execute(notebook, output, experiment_parameters(plan, overrides))

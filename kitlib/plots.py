@@ -59,7 +59,9 @@ def redis_throughput_latency(df):
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
     sweep_axes(left, df, "clients", "throughput", "throughput (k requests/s)", scale=1e-3, op="mix")
-    sweep_axes(right, df, "clients", "latency_mean", "mean latency (µs)", op="mix")
+    sweep_axes(right, df, "clients", "latency_mean", "mean latency (µs, log scale)", op="mix")
+    right.set_yscale("log")  # an emulator's milliseconds would flatten native, host and NAT onto the floor
+    readable_log_ticks(right.yaxis)
     ticks = sorted(df["clients"].dropna().unique()) if "clients" in df else []
     for ax in (left, right):
         ax.set_xscale("log", base=2)
@@ -69,6 +71,26 @@ def redis_throughput_latency(df):
     right.set_title("Redis mean latency (Fig. 9)")
     left.legend(fontsize=8)
     return fig
+
+
+def readable_log_ticks(axis) -> None:
+    """Plain numbers at 1-2-5 steps on a log axis (10, 20, 50, 100, … not 10^1 with crowded minor labels)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def unit_label(unit: str) -> str:
+    """Units as a reader expects them: µs, never `us` (records keep the ASCII unit)."""
+    return {"us": "µs", "usec": "µs"}.get(str(unit), str(unit))
+
+
+def step_cdf(ax, curve, env: str, **kwargs) -> None:
+    """A CDF from percentiles (index: percentile 0–100, values: latency) drawn as steps, never joined by
+    straight lines that would invent latencies between two recorded points."""
+    ax.step(curve.values, curve.index / 100.0, where="post", label=env, **{**_style(env), "marker": None, **kwargs})
 
 
 def save(fig, name: str, directory: str | Path | None = None) -> list[Path]:

@@ -7,6 +7,8 @@ because it measures an emulator, not a hypervisor.
 from __future__ import annotations
 
 import os
+import sys
+import time
 import traceback
 
 from kitlib import experiments, paths
@@ -56,7 +58,7 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
             print(f"{name}: no environment available, skipped")
             continue
         plan = experiment.plan(environments=envs, profile=profile)
-        print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.results_root() / name / plan.run_id}")
+        print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.results_root() / name / plan.run_id}", flush=True)
         try:
             execute_experiment(experiment, plan, {})
         except Exception:  # one failing experiment must not hide the others' results
@@ -70,9 +72,11 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
         parameters = {"results_dirs": [str(paths.results_root())], "figures_dir": str(paths.figures_root())}
         if name == "claims":
             parameters.update(summary_path=str(summary_path()), interactive=False)
+        print(f"analysis: {name} ...", flush=True)
+        started = time.monotonic()
         try:
-            execute(notebook, output, parameters)
-            print(f"analysis: {name} -> {output}")
+            execute(notebook, output, parameters, progress=sys.stderr.isatty())  # a bar of cells on a terminal
+            print(f"analysis: {name} -> {output} ({time.monotonic() - started:.0f} s)")
         except Exception:
             failures += 1
             print(f"analysis {name}: FAILED\n{traceback.format_exc(limit=2)}")

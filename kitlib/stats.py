@@ -32,15 +32,37 @@ def summarize(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 
 def stability_warnings(summary: pd.DataFrame, by: list[str], max_cv: float = 0.10) -> list[str]:
-    """Configurations too noisy or too thin to trust, in words (pyperf's habit)."""
-    notes = []
+    """Configurations too noisy or too thin to trust, in words (pyperf's habit): each names its metric
+    (and percentile), the rule is said once at the top, and the variation is shown to a tenth of a percent
+    so that it never reads as "10% > 10%"."""
+    # the whole configuration, not only `by`: two percentiles of one metric must not read as one line twice
+    stat_columns = {"n", "mean", "std", "median", "min", "max", "ci_low", "ci_high", "cv", "unit", "experiment"}
+    varying = [c for c in summary.columns if c not in by and c not in stat_columns and summary[c].nunique() > 1]
+    columns = list(by) + varying
+    first = [c for c in ("metric", "percentile") if c in columns]
+    order = first + [c for c in columns if c not in first]
+    thin, unstable = [], []
     for _, row in summary.iterrows():
-        where = ", ".join(f"{k}={row[k]}" for k in by)
+        where = ", ".join(_named(k, row[k]) for k in order if pd.notna(row[k]))
         if row["n"] < 3:
-            notes.append(f"{where}: only {int(row['n'])} run(s); intervals need at least 3")
+            thin.append(f"  {where}: {int(row['n'])} run(s)")
         elif row["cv"] > max_cv:
-            notes.append(f"{where}: unstable, coefficient of variation {row['cv']:.0%} > {max_cv:.0%}")
+            unstable.append(f"  {where}: runs vary by {row['cv']:.1%} of their mean")
+    notes = []
+    if unstable:
+        notes += [f"unstable (standard deviation above {max_cv:.0%} of the mean; more runs or a quieter host help):"]
+        notes += list(dict.fromkeys(unstable))
+    if thin:
+        notes += ["too few runs for an interval (at least 3 needed):"] + list(dict.fromkeys(thin))
     return notes
+
+
+def _named(column: str, value) -> str:
+    if column == "metric":
+        return str(value)
+    if column == "percentile":
+        return f"p{float(value):g}"
+    return f"{column}={value:g}" if isinstance(value, float) else f"{column}={value}"
 
 
 @dataclass(frozen=True)

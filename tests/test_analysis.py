@@ -58,12 +58,17 @@ def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
         assert "redis-fig8-9-throughput-latency" in summary
 
 
-def test_notebooks_cope_with_an_empty_folder(tmp_path):
-    execute(
-        NOTEBOOKS / "statistics.ipynb",
-        tmp_path / "out.ipynb",
-        {"results_dirs": [str(tmp_path / "nothing")], "tables_dir": str(tmp_path / "tables")},
-    )
+def test_notebooks_stop_at_a_folder_that_holds_no_records(tmp_path):
+    """An analysis of zero records would mark every claim "not testable here": the folder is named instead."""
+    import papermill
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(papermill.PapermillExecutionError, match="empty' holds no records"):
+        execute(
+            NOTEBOOKS / "statistics.ipynb",
+            tmp_path / "out.ipynb",
+            {"results_dirs": [str(tmp_path / "empty")], "tables_dir": str(tmp_path / "tables")},
+        )
 
 
 def test_a_a_on_real_records_is_not_significant(sample_records):

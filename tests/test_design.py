@@ -280,4 +280,5 @@ def test_aa_table_reports_the_noise_floor():
     assert len(table) == 1
     row = table.iloc[0]
     assert (row["env"], row["replicates"], row["config"]) == ("native+replica", "native", "clients=4")
-    assert row["ratio"] == pytest.approx(1.0, abs=1e-3) and row["ci_low"] < 1 < row["ci_high"] and 0 < row["noise_pct"] < 5
+    assert row["ratio"] == pytest.approx(1.0, abs=1e-3)
+    assert row["ci_low"] < 1 < row["ci_high"] and 0 < row["noise_pct"] < 5

@@ -108,5 +108,16 @@ def test_ecdf_and_percentile_cdf():
 def test_stability_warnings():
     table = stats.summarize(frame({"native": [100.0, 150.0, 60.0], "docker-host-volume": [1.0, 1.0]}), by=["env"])
     notes = stats.stability_warnings(table, by=["env"])
-    assert any("docker-host-volume: only 2 run(s)" in n for n in notes)
-    assert any("native: unstable" in n for n in notes)
+    assert notes[0].startswith("unstable (standard deviation above 10% of the mean")
+    assert notes[1].startswith("  env=native: runs vary by ") and notes[1].endswith("% of their mean")
+    assert notes[2] == "too few runs for an interval (at least 3 needed):"
+    assert notes[3] == "  env=docker-host-volume: 2 run(s)"
+
+
+def test_stability_warnings_name_the_percentile_and_never_round_to_the_limit():
+    rows = frame({"native": [100.0, 110.0, 89.6]})
+    rows["metric"], rows["percentile"] = "latency_percentile", 99.0
+    table = stats.summarize(rows, by=["env", "metric", "percentile"])
+    notes = stats.stability_warnings(table, by=["env", "metric", "percentile"])
+    assert len(notes) == 2
+    assert notes[1].startswith("  latency_percentile, p99, env=native: runs vary by 10.")

@@ -1,0 +1,84 @@
+"""Figures a reviewer accepts, checked on the real sample records: log axes where an emulator would flatten
+the rest, CDFs as steps, every series in a legend, error bars on every mean, µs, and no pooled views."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from kitlib import analysis, explorer, figures_io, figures_latency, figures_mysql, plots  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def records():
+    return analysis.load(["data/sample"])
+
+
+def _texts(fig) -> str:
+    return " ".join(t.get_text() for ax in fig.axes for t in [ax.xaxis.label, ax.yaxis.label, ax.title])
+
+
+def test_redis_latency_is_on_a_log_axis_so_the_emulator_does_not_flatten_the_rest(records):
+    fig = plots.redis_throughput_latency(records[records["experiment"] == "redis"])
+    assert fig.axes[1].get_yscale() == "log"
+    assert "qemu-tcg" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    plt.close(fig)
+
+
+def test_latency_cdfs_are_steps_on_a_log_axis_and_say_what_they_are_drawn_from(records):
+    shares = figures_latency.latency_cdf(records)
+    block = figures_io.block(records[records["experiment"] == "block"])
+    for fig, ax in ((shares, shares.axes[0]), (block, block.axes[2])):
+        assert ax.get_xscale() == "log"
+        assert ax.lines and all(line.get_drawstyle() == "steps-post" for line in ax.lines)
+        assert any("percentiles" in t.get_text() for t in ax.texts)
+        plt.close(fig)
+
+
+def test_mysql_legend_names_the_loss_curves_and_every_mean_has_an_error_bar(records):
+    fig = figures_mysql.mysql_figures(records[records["experiment"] == "mysql"])
+    top_left, fig11, _, fig13 = fig.axes[:4]
+    labels = [t.get_text() for t in top_left.get_legend().get_texts()]
+    assert any(label.endswith("loss vs native") for label in labels)
+    assert "native" in labels
+    for ax in (fig11, fig13):
+        assert ax.containers, "no error bars"
+        assert {t.get_text() for t in ax.texts} >= {"1", "16"}  # thread labels
+    plt.close(fig)
+
+
+def test_units_read_microseconds_never_us(records):
+    for make in (figures_latency.latency_cdf, plots.redis_throughput_latency):
+        fig = make(records)
+        assert " us" not in _texts(fig) and "(us" not in _texts(fig)
+        plt.close(fig)
+    fig, _ = explorer.show(records, "net", ["native"], "rtt_mean", "rr")
+    assert "(µs)" in fig.axes[0].yaxis.label.get_text()
+    plt.close(fig)
+
+
+def test_the_explorer_never_pools_workloads_or_configurations(records):
+    workloads, envs, metrics = explorer._choices(records, "block")
+    for workload in ("seq_read", "rand_mixed"):
+        fig, table = explorer.show(records, "block", envs, "bandwidth", workload)
+        rows = records[(records["workload"] == workload) & (records["metric"] == "bandwidth")]
+        if workload == "rand_mixed":
+            assert "direction" in table.columns  # read and write of the mix are two bars, not one mean
+        assert table["count"].max() <= rows.groupby(["env", "run_id"]).size().max()
+        assert (table["mean"] - table["std"].fillna(0) > 0).all()  # no error bar below zero from pooling
+        plt.close(fig)
+
+
+def test_the_explorer_carries_a_static_view_for_front_ends_without_widgets(records):
+    import ipywidgets as widgets
+
+    box = widgets.VBox([widgets.Dropdown(options=["redis"])])
+    bundle = explorer._with_static_view(box, records, "redis", ["native", "qemu-tcg"], "throughput", "redis")
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == box.model_id
+    assert bundle["image/png"].startswith("iVBOR")  # base64 of a PNG
+    assert "VBox" not in bundle["text/plain"]
+    box.close_all()
