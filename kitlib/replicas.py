@@ -14,7 +14,7 @@ from kitlib.environments.labels import replicated
 
 def aa_table(df: pd.DataFrame) -> pd.DataFrame:
     """Per host, `+replica` environment, metric and configuration: replica/original ratio of means, its
-    95% bootstrap interval, Welch's p, and the interval's half-width in % (the noise floor)."""
+    95% interval and p from Welch's t on the logarithms, and the interval's half-width in % (the noise floor)."""
     columns = [
         "host",
         "experiment",

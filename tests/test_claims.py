@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kitlib import claims
+from kitlib import claims, replicas
 from kitlib.claims import core
 
 
@@ -228,8 +228,8 @@ def test_replica_series_are_never_a_subject_and_give_the_noise_floor():
     rows = runs("cpu", "throughput", "native", 100.0, workload="pxz")
     rows += runs("cpu", "throughput", "native+replica", 101.0, workload="pxz")
     assert verdict("docker_near_native_pxz", rows).status == claims.NOT_TESTABLE
-    floor = claims.noise_floor(pd.DataFrame(rows))
-    assert list(floor["env"]) == ["native"] and floor["ratio"].iloc[0] == pytest.approx(1.01)
+    floor = replicas.aa_table(pd.DataFrame(rows))
+    assert list(floor["replicates"]) == ["native"] and floor["ratio"].iloc[0] == pytest.approx(1.01)
 
 
 def test_hosts_are_never_pooled():

@@ -20,7 +20,6 @@ from kitlib.claims.core import (
     STATUSES,
     Claim,
     Verdict,
-    is_replica,
 )
 
 CLAIMS: list[Claim] = [*felter.CLAIMS, *latency.CLAIMS, *seeds.CLAIMS]
@@ -35,7 +34,6 @@ __all__ = [
     "Claim",
     "Verdict",
     "evaluate_all",
-    "noise_floor",
 ]
 
 COLUMNS = ["claim", "host", "source", "statement", "status", "reason", "ratio", "ci_low", "ci_high", "p_value", "n"]
@@ -63,31 +61,3 @@ def _table(df: pd.DataFrame, host: str) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def noise_floor(df: pd.DataFrame) -> pd.DataFrame:
-    """A/A control series (`<env>+replica`) against their environment, per experiment and metric: the
-    ratio two identical series show, the floor under any effect a claim reports."""
-    from kitlib.claims.core import effect_between
-
-    rows = []
-    if "env" not in df.columns:
-        return pd.DataFrame(rows)
-    for replica in sorted({e for e in df["env"].astype(str) if is_replica(e)}):
-        twin = "+".join(p for p in replica.split("+") if p != "replica")
-        for (experiment, metric), part in df[df["env"].isin([replica, twin])].groupby(["experiment", "metric"]):
-            found = effect_between(part, replica, twin)
-            if isinstance(found, str):
-                continue
-            rows.append(
-                {
-                    "experiment": experiment,
-                    "metric": metric,
-                    "env": twin,
-                    "ratio": found.value,
-                    "ci_low": found.low,
-                    "ci_high": found.high,
-                    "n": found.n,
-                }
-            )
-    return pd.DataFrame(rows)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from kitlib.environments.labels import parse_label
+from kitlib.environments.labels import parse_label, replicated
 from kitlib.errors import PlanError
 from kitlib.records import BOOKKEEPING_COLUMNS
 
@@ -103,7 +103,7 @@ def kind_of(label: str) -> str | None:
 
 
 def is_replica(label: str) -> bool:
-    return "replica" in str(label).split("+")[1:]
+    return replicated(str(label)) is not None
 
 
 @dataclass(frozen=True)
