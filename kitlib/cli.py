@@ -131,9 +131,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if args.dry_run:
         return dry_run(plan)
-    if (args.order != "interleaved" or args.seed is not None) and not args.no_notebook:
-        print("kit: --order/--seed: running the plan directly (the experiment notebooks take no order parameter)")
-        args.no_notebook = True
     if args.no_notebook:
         from kitlib.runner import run_plan
 
@@ -144,7 +141,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kitlib.notebooks import execute_experiment
 
     try:
-        output = execute_experiment(experiment, plan, overrides)
+        output = execute_experiment(experiment, plan)
     except signals.RunStopped as exc:  # the kernel kept what it measured in the run's folder
         exc.run_root = exc.run_root or str(paths.results_root() / plan.experiment / plan.run_id)
         raise

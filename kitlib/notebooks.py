@@ -116,32 +116,26 @@ def _stop_kernels(finished: threading.Event) -> None:
     finished.wait(timeout=30)
 
 
-def experiment_parameters(plan: Plan, overrides: dict[str, Any]) -> dict[str, Any]:
-    """The notebook's parameters for a plan: its fixed ones plus the overrides the user gave."""
-    preset = {"preset": plan.preset} if plan.preset else {}  # only notebooks of experiments with presets take it
+def experiment_parameters(plan_file: Path) -> dict[str, Any]:
+    """The notebook's parameters for a validated plan: the plan itself (one file, so nothing is built
+    twice) and where results and figures go."""
     return {
-        **preset,
-        "environments": list(plan.environments),
-        "profile": plan.profile,
-        "repetitions": plan.repetitions,
-        "peer": plan.peer,
-        "peer_host": plan.peer_host,
-        "sut_address": plan.sut_address,
-        "sut_host": plan.sut_host,
-        "ssh_key": plan.ssh_key,
-        "known_hosts": plan.known_hosts,
+        "plan_file": str(plan_file),
         "results_dir": str(paths.results_root()),
         "figures_dir": str(paths.figures_root()),
-        **overrides,
     }
 
 
-def execute_experiment(experiment: Experiment, plan: Plan, overrides: dict[str, Any]) -> Path:
-    """Run the experiment's notebook; the terminal sees points done / total and the time left meanwhile."""
+def execute_experiment(experiment: Experiment, plan: Plan) -> Path:
+    """Run the experiment's notebook on the validated plan, written first to the run's folder (a folder
+    of another plan is refused there, before the notebook starts); the terminal sees points done / total
+    and the time left meanwhile."""
     from kitlib.progress import Watcher, planned_units
+    from kitlib.store import RunStore
 
     notebook = paths.notebooks_root() / experiment.notebook
-    root = paths.results_root() / plan.experiment / plan.run_id
-    output = root / notebook.name
-    with Watcher(f"{plan.experiment} ({plan.profile})", root / "units", planned_units(plan)):
-        return execute(notebook, output, experiment_parameters(plan, overrides))
+    store = RunStore(paths.results_root() / plan.experiment / plan.run_id)
+    store.write_plan(plan.model_dump(mode="json"))
+    output = store.root / notebook.name
+    with Watcher(f"{plan.experiment} ({plan.profile})", store.root / "units", planned_units(plan)):
+        return execute(notebook, output, experiment_parameters(store.root / "plan.json"))

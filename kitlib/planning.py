@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import random
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
@@ -129,6 +130,23 @@ class Plan(BaseModel):
     @property
     def run_id(self) -> str:
         return f"{self.profile}-{self.digest}"
+
+
+def load_plan(path: str | Path, experiment: str | None = None) -> Plan:
+    """A validated plan from a `plan.json` (the store's document, or a bare plan): what `kit run` hands
+    its notebook, so the plan is built once and the notebook runs exactly what was validated."""
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise PlanError(f"plan_file: cannot read a plan from {path}: {exc}") from None
+    try:
+        plan = Plan.model_validate(document.get("plan", document))
+    except ValidationError as error:
+        raise explain(error, str(path)) from None
+    if experiment is not None and plan.experiment != experiment:
+        raise PlanError(f"plan_file: {path} is a plan of {plan.experiment!r}, not of {experiment!r}")
+    return plan
 
 
 def parse_value(text: Any) -> Any:

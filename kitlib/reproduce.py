@@ -60,7 +60,7 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
         plan = experiment.plan(environments=envs, profile=profile)
         print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.results_root() / name / plan.run_id}", flush=True)
         try:
-            execute_experiment(experiment, plan, {})
+            execute_experiment(experiment, plan)
         except Exception:  # one failing experiment must not hide the others' results
             failures += 1
             print(f"{name}: FAILED\n{traceback.format_exc(limit=2)}")

@@ -253,6 +253,27 @@ def test_quick_redis_run_gets_hit(root_netns, isolated_dirs, capsys):
     assert records["measured_requests"].iloc[0] > 20_000
 
 
+@pytest.mark.slow
+@pytest.mark.netns
+def test_a_replica_series_measures_the_noise_floor(root_netns, isolated_dirs, capsys):
+    """native against native+replica, interleaved in one run: the A/A ratio of throughput has an interval
+    (3 runs a side) and the claims never take the replica for an environment of their own."""
+    from kitlib import replicas
+    from kitlib.cli import main
+
+    results, _ = isolated_dirs
+    argv = ["run", "redis", "--env", "native", "--env", "native+replica", "--repetitions", "3"]
+    argv += ["-p", "clients", "[4]", "-p", "seconds", "1", "--no-notebook"]
+    assert main(argv) == 0, capsys.readouterr().err
+    records = load_records(results, experiment="redis")
+    aa = replicas.aa_table(records)
+    throughput = aa[(aa["metric"] == "throughput") & (aa["config"].str.contains("op=mix"))]
+    assert len(throughput) == 1 and throughput["n"].iloc[0] == 3
+    row = throughput.iloc[0]
+    assert 0 < row["ci_low"] <= row["ratio"] <= row["ci_high"] and row["noise_pct"] > 0
+    print(f"A/A Redis throughput: ratio {row['ratio']:.3f}, 95% CI {row['ci_low']:.3f}..{row['ci_high']:.3f}")
+
+
 def test_aa_table_reports_the_noise_floor():
     from kitlib import replicas
 

@@ -38,11 +38,9 @@ def test_exercises_accept_the_records_answers_and_refuse_others(chapter, records
     assert (tour.check(chapter, {}, records)["verdict"] == "not answered").all()
 
 
-def test_redis_nat_lesson_matches_the_sample(records):
-    """The prose of chapter 5 states these; if data/sample changes, the text must too."""
-    answers = tour.expected("05", records)
-    assert answers["nat_throughput_ratio"] == pytest.approx(0.80, abs=0.01)
-    assert tour.expected("04", records)["quota_p99_under_1ms"] == 3000.0
+def test_the_tour_reads_one_host(records):
+    """data/sample holds runs of more than one machine; the lessons compare environments of one."""
+    assert records["host"].nunique() == 1 and len(records) > 1000
 
 
 @pytest.mark.slow

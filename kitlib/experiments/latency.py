@@ -341,5 +341,5 @@ EXPERIMENT = Experiment(
     },
     default_envs=environments,
     make_workloads=workloads,
-    repetitions={"quick": 2, "standard": 5, "paper": 10},
+    repetitions={"quick": 3, "standard": 5, "paper": 10},
 )
