@@ -63,6 +63,9 @@ def execute(notebook: Path, output: Path, parameters: dict[str, Any], *, progres
                 progress_bar=progress,
                 log_output=False,
                 kernel_name=ensure_kernel(),
+                # the kernel's own start-up log (e.g. "running over TCP without encryption" on loopback)
+                # tells a kit user nothing; its errors still reach the terminal
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
         except BaseException as exc:  # handed to the main thread
             outcome["error"] = exc
