@@ -208,13 +208,14 @@ def load_script(loaders: int, host: str, port: int, requests: int, p: ScaleoutPa
     sets = max(1, requests - gets)
     base = f"redis-benchmark -h {host} -p {port} -c {p.clients} -P {p.pipeline} -r {p.keyspace} --csv"
     value = "v" * p.value_size
-    lines = ["d=$(mktemp -d)", "start=$(date +%s.%N)"]
+    lines = ["d=$(mktemp -d)", "pids=", "start=$(date +%s.%N)"]
     for i in range(loaders):
         lines.append(
             f"( {base} -n {gets} GET __rand_int__ > $d/{i}.get 2>&1; "
             f"{base} -n {sets} SET __rand_int__ {value} > $d/{i}.set 2>&1 ) &"
         )
-    lines += ["wait", "end=$(date +%s.%N)"]
+        lines.append('pids="$pids $!"')
+    lines += ["wait $pids", "end=$(date +%s.%N)"]
     for i in range(loaders):
         lines.append(
             f"echo '== loader {i} GET {gets}'; cat $d/{i}.get; echo '== loader {i} SET {sets}'; cat $d/{i}.set"
@@ -239,7 +240,7 @@ def proxy_config(proxy: str, port: int, targets: list[tuple[str, int]]) -> str:
         )
     servers = "\n".join(f"  server s{i} {host}:{p}" for i, (host, p) in enumerate(targets))
     return (
-        "global\n  maxconn 20000\n"
+        "global\n  maxconn 4096\n"
         "defaults\n  mode tcp\n  timeout connect 5s\n  timeout client 120s\n  timeout server 120s\n"
         f"frontend scaleout\n  bind 127.0.0.1:{port}\n  default_backend instances\n"
         f"backend instances\n  balance roundrobin\n{servers}\n"
