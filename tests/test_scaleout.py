@@ -66,3 +66,24 @@ def test_proxy_configs_name_every_instance():
     assert "wait $pids" in scaleout.load_script(
         2, "127.0.0.1", 9000, 1000, scaleout.ScaleoutParams(instances=2, loaders=2, clients=1, seconds=1, keyspace=10)
     )
+
+
+def _claim(name):
+    from kitlib.claims import seeds
+
+    return next(c for c in seeds.CLAIMS if c.name == name)
+
+
+def test_claims_on_a_real_quick_run_need_more_trials_and_vm_is_not_testable():
+    import pandas as pd
+
+    records = pd.read_csv(DATA / "records-quick-native-docker-nat.csv")  # one trial of native and docker-nat
+    below = _claim("scaleout_speedup_below_n").evaluate(records)
+    assert below.status == "inconclusive" and "at least 3" in below.reason and 0 < below.effect < 1
+    docker = _claim("scaleout_docker_adds_little").evaluate(records)
+    assert docker.status == "inconclusive" and "docker-nat-volume / native" in docker.reason
+    vm = _claim("scaleout_vm_fastest_out_of_box").evaluate(records)
+    assert vm.status == "not testable here" and "KVM" in vm.reason
+    assert _claim("scaleout_pinning_helps_native").evaluate(records[records["placement"] == "default"]).status == (
+        "not testable here"
+    )
