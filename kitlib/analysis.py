@@ -133,6 +133,7 @@ FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
     "block": lambda df: {"block-fig5-7-sequential-random-latency": _io().block(df)},
     "mysql": lambda df: {"mysql-fig10-13": __import__("kitlib.figures_mysql").figures_mysql.mysql_figures(df)},
     "startup": lambda df: {"startup-time": _startup().startup_figure(df)},
+    "scaleout": lambda df: __import__("kitlib.figures_scaleout").figures_scaleout.scaleout_figures(df),
 }
 
 

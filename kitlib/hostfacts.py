@@ -62,6 +62,13 @@ def numa_nodes(df: pd.DataFrame) -> int | None:
     return max(counts) if counts else None
 
 
+def logical_cpus(df: pd.DataFrame) -> int | None:
+    """Logical CPUs of the host that made these records (the fewest its runs recorded), None if unknown."""
+    counts = [f.get("cpu", {}).get("logical_cpus") for f in _facts_of_host(df)]
+    counts = [c for c in counts if isinstance(c, int)]
+    return min(counts) if counts else None
+
+
 def is_vm_guest(df: pd.DataFrame) -> bool:
     """Whether provenance says the records' host is itself a virtual machine."""
     return any(hostid.is_virtual_machine(f) for f in _facts_of_host(df))

@@ -346,6 +346,11 @@ def test_every_claim_is_covered_here():
         "bridge_cost_fixed_offset",
         "quota_cliff",
         "numa_pinning_helps_memory",
+        # seed 002's scale-out claims: tests/test_scaleout.py, on a real quick run
+        "scaleout_speedup_below_n",
+        "scaleout_pinning_helps_native",
+        "scaleout_docker_adds_little",
+        "scaleout_vm_fastest_out_of_box",
     }
     assert covered == {c.name for c in claims.CLAIMS}
 

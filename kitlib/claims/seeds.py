@@ -1,4 +1,4 @@
-"""Seed 003 ("A Performance Study of Containers in Cloud Environment") and seed 002's NUMA finding."""
+"""Seed 003 ("A Performance Study of Containers in Cloud Environment") and seed 002's NUMA and scale-out findings."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from kitlib.claims.core import (
     at_least_lower,
     compare,
     exact,
+    level,
     missing,
 )
 
@@ -66,6 +67,67 @@ def _numa_pinning_helps(df: pd.DataFrame) -> Verdict:
     return all_of("every pinned environment", *parts)(df)
 
 
+SEED2_SCALEOUT = "VMware VROOM! blog, post 4 'Scaling Out Redis Performance with Docker on vSphere 6.0' (seed 002)"
+SCALEOUT_ENVS = exact("native", "docker-host-volume", "docker-nat-volume")
+
+
+def _scaleout_rows(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["experiment"] == "scaleout"] if "experiment" in df.columns else df.iloc[0:0]
+
+
+def _speedup_below_n(df: pd.DataFrame) -> Verdict:
+    """Speedup / N (the share of the ideal) out of the box, per environment."""
+    rows = _scaleout_rows(df)
+    rows = rows[(rows["metric"] == "speedup")] if "metric" in rows.columns else rows
+    if rows.empty or "instances" not in rows.columns:
+        return missing("scale-out speedup records")
+    share = rows.assign(metric="speedup_share", value=rows["value"] / rows["instances"])
+    return level(
+        "scaleout",
+        "speedup_share",
+        SCALEOUT_ENVS,
+        Band(0.0, 0.85, "well below N (at most 0.85 N)"),
+        placement="default",
+    )(pd.concat([df, share]))
+
+
+def _placement_undecided(df: pd.DataFrame) -> str | None:
+    """Why placement cannot be judged on the records' host, or None where it can."""
+    rows = _scaleout_rows(df)
+    cpus = hostfacts.logical_cpus(rows)
+    instances = int(rows["instances"].max()) if "instances" in rows.columns and not rows.empty else None
+    if cpus is not None and instances is not None and cpus < instances + 2:
+        return (
+            f"the host that made these records has {cpus} logical CPUs for {instances} instances plus the proxy "
+            "and the load: the scale-out there measures time-sharing, not scaling, so placement is not decided"
+        )
+    return None
+
+
+def _pinning_raises_native(df: pd.DataFrame) -> Verdict:
+    """Native scale-out pinned against the same unpinned (irq pinning is recorded as not done)."""
+    rows = _scaleout_rows(df)
+    if rows.empty or "placement" not in rows.columns or set(rows["placement"].dropna()) != {"default", "pinned"}:
+        return missing("scale-out records of both placements (default and pinned)")
+    why = _placement_undecided(df)
+    if why:
+        return Verdict(NOT_TESTABLE, why)
+    relabelled = rows.assign(
+        env=[f"{e}+pinned" if p == "pinned" else e for e, p in zip(rows["env"], rows["placement"], strict=True)]
+    )
+    relabelled = relabelled.drop(columns=["placement"])
+    return compare(
+        "scaleout", "throughput", exact("native+pinned"), "native", at_least_higher(0.0), config="scale-out", op="mix"
+    )(relabelled)
+
+
+def _vm_scaleout(df: pd.DataFrame) -> Verdict:
+    envs = set(_scaleout_rows(df)["env"].astype(str)) if "env" in df.columns else set()
+    if not any(e.split("+")[0] in ("kvm", "docker-in-kvm") for e in envs):
+        return Verdict(NOT_TESTABLE, "no scale-out records of a KVM guest: the scale-out runs native and Docker only")
+    return missing("a VM scale-out comparison (not encoded yet)")
+
+
 CLAIMS: list[Claim] = [
     Claim(
         "lxc_matches_docker_random_io",
@@ -109,5 +171,38 @@ CLAIMS: list[Claim] = [
         "VMware VROOM! blog, Docker posts (seed 002)",
         "Pinning a container or VM to one NUMA node raises memory bandwidth on a multi-node host",
         _numa_pinning_helps,
+    ),
+    Claim(
+        "scaleout_speedup_below_n",
+        f"{SEED2_SCALEOUT}, Fig. 4",
+        "Out of the box, the scale-out's speedup over one server stays well below the ideal N (post: at least 4× of 8)",
+        _speedup_below_n,
+    ),
+    Claim(
+        "scaleout_pinning_helps_native",
+        f"{SEED2_SCALEOUT}, tuning test",
+        "Pinning the Redis instances raises native scale-out throughput (the post also pinned interrupts)",
+        _pinning_raises_native,
+    ),
+    Claim(
+        "scaleout_docker_adds_little",
+        f"{SEED2_SCALEOUT}, Fig. 3",
+        "Docker adds little to a scaled-out Redis load: scale-out throughput within ±5% of native",
+        compare(
+            "scaleout",
+            "throughput",
+            DOCKER_ON_VOLUME,
+            "native",
+            about_equal(0.05),
+            config="scale-out",
+            op="mix",
+            placement="default",
+        ),
+    ),
+    Claim(
+        "scaleout_vm_fastest_out_of_box",
+        f"{SEED2_SCALEOUT}, Fig. 3",
+        "Out of the box, VMs scale out faster than native processes (NUMA-aware scheduling)",
+        _vm_scaleout,
     ),
 ]

@@ -16,6 +16,7 @@ _MODULES = {
     "block": "kitlib.experiments.block",
     "mysql": "kitlib.experiments.mysql",
     "startup": "kitlib.experiments.startup",
+    "scaleout": "kitlib.experiments.scaleout",
 }
 
 

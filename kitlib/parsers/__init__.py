@@ -30,6 +30,7 @@ _MODULES = {
     "sockperf": "kitlib.parsers.sockperf",
     "netperf": "kitlib.parsers.netperf",
     "sysbench": "kitlib.parsers.sysbench",
+    "kit-scaleout-load": "kitlib.parsers.scaleout_load",
 }
 
 

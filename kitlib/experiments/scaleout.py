@@ -1,0 +1,288 @@
+"""Scale-out (seed 002, post 4): N Redis instances behind a proxy on the peer, speedup over one.
+
+Redis is single-threaded, so one server cannot use a many-core host; the post partitions the data
+over N instances and puts a proxy tier in front (twemproxy with consistent hashing, HAProxy round
+robin). Every point measures, back to back, the post's two experiments in the same environment:
+
+* `baseline`: one redis-benchmark loader against instance 0 directly (1 server, 1 client);
+* `scale-out`: `loaders` loaders at once against the proxy, which spreads them over all N instances;
+
+and records each one's aggregate throughput (all requests / wall time of the bundle) plus the
+`speedup` = scale-out / baseline of that trial, beside the ideal `instances`. Each loader sends
+75% GET / 25% SET (by request count, GETs first), 1-byte values by default, pipelining.
+
+The N instances run in the environment under test: N processes on `native`, N processes in the one
+container of a Docker label (not yet N containers). Each instance keeps the whole keyspace (filled
+once, directly), so a GET hits whichever instance the proxy picks; AOF with `everysec` as the post.
+
+Placement (a swept point column): `default` leaves the instances to the scheduler over the SUT
+CPUs; `pinned` pins instance i (all its threads) to SUT CPU i. Where the host has fewer SUT CPUs
+than instances, pinning shares CPUs and `placement_applicable` is recorded False. Interrupt pinning
+(irqbalance stopped, vectors pinned) is not done by the kit; every record says so (`irq_pinning`).
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kitlib.environments.base import Environment
+from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.experiments.redis import fill_script
+from kitlib.parsers import redis_benchmark, scaleout_load
+from kitlib.peer import Peer
+from kitlib.records import Measurement
+
+PLACEMENTS = ("default", "pinned")
+SUPPORTED_KINDS = ("native", "docker")
+GET_SHARE = 0.75  # the post's 75% GET / 25% SET
+
+
+class ScaleoutParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    instances: int = Field(description="Redis instances of the scale-out (the post: 8)", ge=2, le=64)
+    loaders: int = Field(description="concurrent redis-benchmark loaders of the scale-out (the post: 8)", ge=1, le=64)
+    clients: int = Field(description="connections per loader (the post: 100)", ge=1, le=10_000)
+    pipeline: int = Field(30, description="requests in flight per connection (the post: 30)", ge=1, le=1000)
+    seconds: float = Field(description="target duration of each configuration per trial, in seconds", gt=0, le=3600)
+    requests: int | None = Field(None, description="fixed requests per loader instead of `seconds`", ge=100)
+    warmup_requests: int = Field(20_000, description="GET requests of the unrecorded warm-up", ge=1000)
+    keyspace: int = Field(description="keys filled into every instance before measuring", ge=1)
+    value_size: int = Field(1, description="bytes per value (the post: 1)", ge=1, le=1_000_000)
+    proxy: Literal["twemproxy", "haproxy"] = Field("twemproxy", description="the proxy tier on the peer")
+    placements: list[str] = Field(default_factory=lambda: list(PLACEMENTS), description="placements swept")
+
+    @field_validator("placements")
+    @classmethod
+    def _placements(cls, value: list[str]) -> list[str]:
+        bad = [p for p in value if p not in PLACEMENTS]
+        if not value or bad:
+            raise ValueError(f"placements must be among {list(PLACEMENTS)}, got {bad or value}")
+        return [p for p in PLACEMENTS if p in value]
+
+
+class ScaleoutWorkload(Workload):
+    name = "scaleout"
+    tool = "kit-scaleout-load"
+
+    def __init__(self, params: ScaleoutParams):
+        super().__init__(params)
+        self.sut_cores = params.instances
+        self.ports_needed = params.instances
+        self.targets: list[tuple[str, int]] = []
+        self.pids: list[str] = []
+        self.proxy_port = 0
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"placement": p} for p in self.params.placements]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        p = self.params
+        if env.kind not in SUPPORTED_KINDS:
+            raise EnvironmentUnavailable(
+                f"{env.label}: the scale-out runs on native and Docker labels only for now "
+                f"(one guest per instance is not built yet); got kind {env.kind!r}"
+            )
+        self.targets, self.pids = [], []
+        for i, port in enumerate(env.layout.ports[: p.instances]):
+            data = f"{env.data_dir.rstrip('/')}/scaleout-{i}"
+            env.run(["mkdir", "-p", data], timeout=30)
+            env.start_service(f"redis-{i}", server_argv(port, data), ready_port=port)
+            self.targets.append(env.address_for_peer(port, peer.host_address))
+        for host, port in self.targets:
+            cli = ["redis-cli", "-h", host, "-p", str(port)]
+            peer.run([*cli, "FLUSHALL"], timeout=60)
+            peer.run(["sh", "-c", fill_script(p.keyspace, p.value_size, host, port)], timeout=1800)
+            size = peer.run([*cli, "DBSIZE"], timeout=60).output.strip().split()[-1]
+            if not size.isdigit() or int(size) != p.keyspace:
+                raise CommandFailed(
+                    f"scaleout keyspace fill of {host}:{port}: DBSIZE is {size!r}, expected {p.keyspace}"
+                )
+            self.pids.append(server_pid(peer.run([*cli, "INFO", "server"], timeout=60).output, f"{host}:{port}"))
+        self.proxy_port = free_port()
+
+    def place(self, env: Environment, placement: str) -> None:
+        """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
+        cpus = env.layout.sut_cpus
+        for i, pid in enumerate(self.pids):
+            allowed = str(cpus[i % len(cpus)]) if placement == "pinned" else ",".join(map(str, cpus))
+            env.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        assert self.targets, "prepare() first"
+        p = self.params
+        self.place(env, point["placement"])
+        host, port = self.targets[0]
+        requests = p.requests or self._sized(peer, host, port)
+        timeout = 300 + 20 * p.seconds * max(1, p.loaders) + requests * p.loaders / 500
+        baseline = peer.run(["sh", "-c", load_script(1, host, port, requests, p)], timeout=timeout).output
+        proxy = proxy_config(p.proxy, self.proxy_port, self.targets)
+        script = proxy_script(
+            p.proxy, proxy, self.proxy_port, load_script(p.loaders, "127.0.0.1", self.proxy_port, requests, p)
+        )
+        scaled = peer.run(["bash", "-c", script], timeout=timeout).output
+        return RawResult(
+            outputs={"baseline": baseline, "scale-out": scaled, "proxy-config": proxy},
+            facts={"requests_per_loader": requests},
+        )
+
+    def _sized(self, peer: Peer, host: str, port: int) -> int:
+        """Requests per loader from an unrecorded GET warm-up against one instance: `seconds` at its rate."""
+        p = self.params
+        warm_argv = ["redis-benchmark", "-h", host, "-p", str(port), "-c", str(p.clients), "-P", str(p.pipeline)]
+        warm_argv += ["-n", str(p.warmup_requests), "-r", str(p.keyspace), "--csv", "GET", "__rand_int__"]
+        warm = peer.run(warm_argv, timeout=120 + p.warmup_requests / 2000).output
+        rate = next(m.value for m in redis_benchmark.parse(warm, "warm-up") if m.metric == "throughput")
+        return max(1000, int(rate * p.seconds))
+
+    def parse(self, raw: RawResult, source: str) -> list[Measurement]:
+        found: list[Measurement] = []
+        rates = {}
+        for config in ("baseline", "scale-out"):
+            for m in scaleout_load.parse(raw.outputs[config], f"{source}.{config}.txt"):
+                found.append(Measurement(m.metric, m.value, m.unit, {**m.dims, "config": config}))
+                if m.metric == "throughput":
+                    rates[config] = m.value
+        speedup = rates["scale-out"] / rates["baseline"]
+        return [*found, Measurement("speedup", speedup, "x", {"op": "mix", "config": "scale-out"})]
+
+    def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        p = self.params
+        return {
+            **point,
+            "instances": p.instances,
+            "loaders": p.loaders,
+            "clients": p.clients,
+            "pipeline": p.pipeline,
+            "keyspace": p.keyspace,
+            "value_size": p.value_size,
+            "proxy": p.proxy,
+            "get_share": GET_SHARE,
+            "irq_pinning": "not done",
+        }
+
+
+def server_argv(port: int, data_dir: str) -> list[str]:
+    """One instance as the post: AOF with the `everysec` flush policy, no RDB snapshots."""
+    return [
+        "redis-server",
+        "--port",
+        str(port),
+        "--bind",
+        "0.0.0.0",
+        "--protected-mode",
+        "no",
+        "--save",
+        "",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "everysec",
+        "--dir",
+        data_dir,
+    ]
+
+
+def server_pid(info: str, where: str) -> str:
+    """`process_id` from `INFO server` (the PID as the environment sees it)."""
+    for line in info.splitlines():
+        if line.startswith("process_id:"):
+            return line.split(":", 1)[1].strip()
+    raise CommandFailed(f"scaleout: INFO server of {where} has no process_id")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def load_script(loaders: int, host: str, port: int, requests: int, p: ScaleoutParams) -> str:
+    """Shell: `loaders` loaders at once, each GETs then SETs (75/25 of `requests`), one wall clock."""
+    gets = max(1, round(requests * GET_SHARE))
+    sets = max(1, requests - gets)
+    base = f"redis-benchmark -h {host} -p {port} -c {p.clients} -P {p.pipeline} -r {p.keyspace} --csv"
+    value = "v" * p.value_size
+    lines = ["d=$(mktemp -d)", "pids=", "start=$(date +%s.%N)"]
+    for i in range(loaders):
+        lines.append(
+            f"( {base} -n {gets} GET __rand_int__ > $d/{i}.get 2>&1; "
+            f"{base} -n {sets} SET __rand_int__ {value} > $d/{i}.set 2>&1 ) &"
+        )
+        lines.append('pids="$pids $!"')
+    lines += ["wait $pids", "end=$(date +%s.%N)"]
+    for i in range(loaders):
+        lines.append(
+            f"echo '== loader {i} GET {gets}'; cat $d/{i}.get; echo '== loader {i} SET {sets}'; cat $d/{i}.set"
+        )
+    lines += ['echo "== elapsed $(awk -v a=$start -v b=$end \'BEGIN { printf "%.6f", b - a }\')"', "rm -rf $d"]
+    return "\n".join(lines)
+
+
+def proxy_config(proxy: str, port: int, targets: list[tuple[str, int]]) -> str:
+    """twemproxy: ketama consistent hashing over the instances; HAProxy: TCP round robin."""
+    if proxy == "twemproxy":
+        servers = "\n".join(f"   - {host}:{p}:1 s{i}" for i, (host, p) in enumerate(targets))
+        return (
+            "scaleout:\n"
+            f"  listen: 127.0.0.1:{port}\n"
+            "  hash: fnv1a_64\n"
+            "  distribution: ketama\n"
+            "  redis: true\n"
+            "  auto_eject_hosts: false\n"
+            "  timeout: 60000\n"
+            f"  servers:\n{servers}\n"
+        )
+    servers = "\n".join(f"  server s{i} {host}:{p}" for i, (host, p) in enumerate(targets))
+    return (
+        "global\n  maxconn 4096\n"
+        "defaults\n  mode tcp\n  timeout connect 5s\n  timeout client 120s\n  timeout server 120s\n"
+        f"frontend scaleout\n  bind 127.0.0.1:{port}\n  default_backend instances\n"
+        f"backend instances\n  balance roundrobin\n{servers}\n"
+    )
+
+
+def proxy_script(proxy: str, config: str, port: int, load: str) -> str:
+    """Bash: start the proxy in the foreground of this script, wait for its port, load, stop it.
+    The proxy lives only as long as this one bounded command, so a timeout or signal ends it too."""
+    name = "nutcracker.yml" if proxy == "twemproxy" else "haproxy.cfg"
+    start = (
+        f"nutcracker -c $c/{name} -s {port + 1 if port < 65535 else port - 1} -a 127.0.0.1 -o $c/proxy.log"
+        if proxy == "twemproxy"
+        else f"haproxy -db -f $c/{name} > $c/proxy.log 2>&1"
+    )
+    return "\n".join(
+        [
+            "set -u",
+            "c=$(mktemp -d)",
+            f"printf '%s' {shlex.quote(config)} > $c/{name}",
+            f"{start} &",
+            "proxy=$!",
+            "trap 'kill $proxy 2>/dev/null; wait $proxy 2>/dev/null; rm -rf $c' EXIT",
+            "for i in $(seq 100); do",
+            f"  (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break",
+            "  kill -0 $proxy 2>/dev/null || { echo 'proxy exited:'; cat $c/proxy.log; exit 1; }",
+            "  sleep 0.1",
+            "done",
+            load,
+        ]
+    )
+
+
+EXPERIMENT = Experiment(
+    name="scaleout",
+    notebook="experiments/scaleout.ipynb",
+    params_model=ScaleoutParams,
+    profiles={
+        "quick": {"instances": 2, "loaders": 2, "clients": 8, "seconds": 2.0, "requests": 20_000, "keyspace": 10_000},
+        "standard": {"instances": 4, "loaders": 4, "clients": 50, "seconds": 10.0, "keyspace": 1_000_000},
+        "paper": {"instances": 8, "loaders": 8, "clients": 100, "seconds": 30.0, "keyspace": 10_000_000},
+    },
+    default_envs=("native", "docker-host-volume", "docker-nat-volume"),
+    make_workloads=lambda params: [ScaleoutWorkload(params)],
+)

@@ -1,0 +1,96 @@
+"""The scale-out figures of seed 002, post 4: throughput of the baseline and the scale-out per
+environment (Fig. 3) and the speedup over the baseline with the ideal N drawn (Fig. 4).
+
+As the post, bars are means over trials with the range (min–max) as error bars; one group of bars
+per environment and placement, so pinned and default placements sit side by side."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kitlib.plots import ENV_COLOURS, env_order
+
+CONFIGS = ("baseline", "scale-out")
+
+
+def _groups(df: pd.DataFrame) -> list[tuple[str, str]]:
+    placements = [p for p in ("default", "pinned") if "placement" in df.columns and p in set(df["placement"])]
+    return [(env, p) for env in env_order(df) for p in placements or ["default"]]
+
+
+def _stats(rows: pd.DataFrame) -> tuple[float, float, float]:
+    values = rows["value"]
+    return float(values.mean()), float(values.mean() - values.min()), float(values.max() - values.mean())
+
+
+def scaleout_figures(df: pd.DataFrame) -> dict[str, object]:
+    import matplotlib.pyplot as plt
+
+    figures: dict[str, object] = {}
+    throughput = df[(df["metric"] == "throughput") & (df.get("op") == "mix")]
+    groups = _groups(df)
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) + 2), 4.5), constrained_layout=True)
+    width = 0.38
+    for k, config in enumerate(CONFIGS):
+        for g, (env, placement) in enumerate(groups):
+            rows = throughput[(throughput["env"] == env) & (throughput["config"] == config)]
+            if "placement" in rows.columns:
+                rows = rows[rows["placement"] == placement]
+            if rows.empty:
+                continue
+            mean, low, high = _stats(rows)
+            ax.bar(
+                g + (k - 0.5) * width,
+                mean / 1000,
+                width,
+                yerr=[[low / 1000], [high / 1000]],
+                capsize=3,
+                color=ENV_COLOURS.get(env.split("+")[0], "grey"),
+                alpha=0.45 if config == "baseline" else 0.95,
+                hatch="//" if config == "baseline" else None,
+                edgecolor="black",
+                linewidth=0.5,
+                label=config if g == 0 else None,
+            )
+    ax.set_xticks(range(len(groups)), [f"{env}\n{placement}" for env, placement in groups], fontsize=8)
+    ax.set_ylabel("throughput (1,000 requests/s)")
+    ax.set_title("Baseline (1 server, 1 client) and scale-out (Fig. 3 of the post); bars: range")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    figures["scaleout-fig3-throughput"] = fig
+
+    speedup = df[df["metric"] == "speedup"]
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups) + 2), 4.5), constrained_layout=True)
+    ideal = None
+    for g, (env, placement) in enumerate(groups):
+        rows = speedup[speedup["env"] == env]
+        if "placement" in rows.columns:
+            rows = rows[rows["placement"] == placement]
+        if rows.empty:
+            continue
+        mean, low, high = _stats(rows)
+        ax.bar(
+            g,
+            mean,
+            0.6,
+            yerr=[[low], [high]],
+            capsize=3,
+            color=ENV_COLOURS.get(env.split("+")[0], "grey"),
+            edgecolor="black",
+            linewidth=0.5,
+        )
+        ax.annotate(
+            f"{mean:.2f}×", (g, mean + high), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=8
+        )
+        if "instances" in rows.columns:
+            ideal = max(ideal or 0, int(rows["instances"].max()))
+    if ideal is not None:
+        ax.axhline(ideal, color="black", linestyle="--", linewidth=1, label=f"ideal: N = {ideal}")
+        ax.legend(fontsize=8)
+    ax.axhline(1, color="grey", linewidth=0.5)
+    ax.set_xticks(range(len(groups)), [f"{env}\n{placement}" for env, placement in groups], fontsize=8)
+    ax.set_ylabel("speedup over the baseline (×)")
+    ax.set_title("Speedup of the scale-out (Fig. 4 of the post); bars: range")
+    ax.grid(True, axis="y", alpha=0.3)
+    figures["scaleout-fig4-speedup"] = fig
+    return figures

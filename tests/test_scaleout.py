@@ -1,0 +1,89 @@
+"""The scale-out experiment's load parser on real captured outputs, its plan and its proxy configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import kitlib
+from kitlib import experiments
+from kitlib.errors import ParseError, PlanError
+from kitlib.experiments import scaleout
+from kitlib.parsers import scaleout_load
+
+DATA = Path(__file__).parent / "data" / "scaleout"
+
+
+def _by_metric(found):
+    return {m.metric: m for m in found}
+
+
+def test_baseline_output_gives_requests_over_wall_time():
+    found = _by_metric(scaleout_load.parse((DATA / "baseline.txt").read_text(), "baseline.txt"))
+    elapsed = found["duration"].value
+    assert found["throughput"].value == pytest.approx(20_000 / elapsed)
+    assert found["loaders"].value == 1
+    assert found["throughput"].unit == "req/s" and found["latency_mean"].unit == "us"
+
+
+@pytest.mark.parametrize("name", ["scaleout-twemproxy.txt", "scaleout-haproxy.txt"])
+def test_scaleout_output_counts_every_loader_despite_proxy_warnings(name):
+    text = (DATA / name).read_text()
+    found = _by_metric(scaleout_load.parse(text, name))
+    assert found["loaders"].value == 2
+    assert found["throughput"].value == pytest.approx(40_000 / found["duration"].value)
+    assert 0 < found["latency_mean"].value < 1e6
+
+
+def test_cut_short_output_is_refused():
+    text = (DATA / "baseline.txt").read_text()
+    cut = text[: text.index("== elapsed")]
+    with pytest.raises(ParseError, match="elapsed"):
+        scaleout_load.parse(cut, "cut.txt")
+    exited = (DATA / "haproxy-exited.txt").read_text()  # a proxy that could not start: no load ran
+    with pytest.raises(ParseError, match="loader"):
+        scaleout_load.parse(exited, "haproxy-exited.txt")
+
+
+def test_registered_with_default_envs_and_profiles():
+    assert "scaleout" in experiments.names()
+    plan = kitlib.plan("scaleout")
+    assert list(plan.environments) == ["native", "docker-host-volume", "docker-nat-volume"]
+    assert plan.params["instances"] == 2 and plan.params["placements"] == ["default", "pinned"]
+    with pytest.raises(PlanError, match="placements"):
+        kitlib.plan("scaleout", placements=["numa9"])
+    with pytest.raises(PlanError):
+        kitlib.plan("scaleout", instances=1)
+
+
+def test_proxy_configs_name_every_instance():
+    targets = [("10.0.0.1", 7001), ("10.0.0.1", 7002)]
+    twem = scaleout.proxy_config("twemproxy", 9000, targets)
+    assert "distribution: ketama" in twem and "10.0.0.1:7002:1 s1" in twem
+    ha = scaleout.proxy_config("haproxy", 9000, targets)
+    assert "balance roundrobin" in ha and "server s1 10.0.0.1:7002" in ha
+    assert "wait $pids" in scaleout.load_script(
+        2, "127.0.0.1", 9000, 1000, scaleout.ScaleoutParams(instances=2, loaders=2, clients=1, seconds=1, keyspace=10)
+    )
+
+
+def _claim(name):
+    from kitlib.claims import seeds
+
+    return next(c for c in seeds.CLAIMS if c.name == name)
+
+
+def test_claims_on_a_real_quick_run_need_more_trials_and_vm_is_not_testable():
+    import pandas as pd
+
+    records = pd.read_csv(DATA / "records-quick-native-docker-nat.csv")  # one trial of native and docker-nat
+    below = _claim("scaleout_speedup_below_n").evaluate(records)
+    assert below.status == "inconclusive" and "at least 3" in below.reason and 0 < below.effect < 1
+    docker = _claim("scaleout_docker_adds_little").evaluate(records)
+    assert docker.status == "inconclusive" and "docker-nat-volume / native" in docker.reason
+    vm = _claim("scaleout_vm_fastest_out_of_box").evaluate(records)
+    assert vm.status == "not testable here" and "KVM" in vm.reason
+    assert _claim("scaleout_pinning_helps_native").evaluate(records[records["placement"] == "default"]).status == (
+        "not testable here"
+    )
