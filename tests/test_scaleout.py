@@ -87,3 +87,26 @@ def test_claims_on_a_real_quick_run_need_more_trials_and_vm_is_not_testable():
     assert _claim("scaleout_pinning_helps_native").evaluate(records[records["placement"] == "default"]).status == (
         "not testable here"
     )
+
+
+def test_placement_claims_are_not_decided_where_instances_time_share_the_cpus(tmp_path):
+    """Records of a 2-CPU host with 2 instances: the speedup measures time-sharing, so neither the
+    speedup nor the pinning claim is decided, and the reason says why (from the records' provenance)."""
+    import json
+
+    import pandas as pd
+
+    from kitlib import provenance
+
+    folder = tmp_path / "scaleout" / "quick-x"
+    folder.mkdir(parents=True)
+    host = provenance.collect_host()
+    host["cpu"]["logical_cpus"] = 2
+    (folder / "provenance.json").write_text(json.dumps({"format_version": 1, "sessions": [{"host": host}]}))
+    records = pd.read_csv(DATA / "records-quick-native-docker-nat.csv")
+    records = pd.concat([records, records.assign(repetition=records["repetition"] + 1)])
+    records = pd.concat([records, records.assign(placement="pinned")]).assign(source=str(folder))
+    for name in ("scaleout_speedup_below_n", "scaleout_pinning_helps_native"):
+        verdict = _claim(name).evaluate(records)
+        assert verdict.status == "not testable here", (name, verdict.reason)
+        assert "2 logical CPUs" in verdict.reason and "time-sharing" in verdict.reason

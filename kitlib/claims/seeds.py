@@ -81,6 +81,9 @@ def _speedup_below_n(df: pd.DataFrame) -> Verdict:
     rows = rows[(rows["metric"] == "speedup")] if "metric" in rows.columns else rows
     if rows.empty or "instances" not in rows.columns:
         return missing("scale-out speedup records")
+    why = _placement_undecided(df)  # the post's shortfall comes from placement, not from time-sharing
+    if why:
+        return Verdict(NOT_TESTABLE, why)
     share = rows.assign(metric="speedup_share", value=rows["value"] / rows["instances"])
     return level(
         "scaleout",
