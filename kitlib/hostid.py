@@ -32,11 +32,15 @@ def host_id(host: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
 
+#: what `systemd-detect-virt` names a container (not a VM): the kit's host may run in one
+CONTAINER_KINDS = {"openvz", "lxc", "lxc-libvirt", "systemd-nspawn", "docker", "podman", "rkt", "wsl", "proot", "pouch"}
+
+
 def is_virtual_machine(host: Mapping[str, Any]) -> bool:
-    """Whether the host is itself a VM guest (the CPU advertises a hypervisor, or provenance says so):
-    its `native` is then not bare metal."""
+    """Whether the host is itself a VM guest (the CPU advertises a hypervisor, or provenance names a
+    hypervisor): its `native` is then not bare metal. A container around the kit is not a VM."""
     virtualization = (host.get("virtualization") or "").strip()
-    if virtualization and virtualization not in ("none", "unknown"):
+    if virtualization and virtualization not in ("none", "unknown", "vm") and virtualization not in CONTAINER_KINDS:
         return True
     return "hypervisor" in ((host.get("cpu") or {}).get("virtualization_flags") or [])
 
