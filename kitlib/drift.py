@@ -33,7 +33,7 @@ def relative_values(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def drift_table(df: pd.DataFrame, alpha: float = ALPHA, min_change: float = MIN_CHANGE) -> pd.DataFrame:
-    """One row per host, run and metric: n, the fitted change over the run (relative), p, and `drift`."""
+    """One row per host, run and metric: n (units), the fitted change over the run (relative), p, and `drift`."""
     from scipy import stats
 
     rows = relative_values(df)
@@ -41,16 +41,19 @@ def drift_table(df: pd.DataFrame, alpha: float = ALPHA, min_change: float = MIN_
     found = []
     group = [c for c in GROUP if c in rows.columns]
     for key, part in rows.groupby(group, dropna=False):
-        positions = part["position"].astype(float)
-        if len(part) < 6 or positions.nunique() < 3 or part["relative"].std() == 0:
+        # one point per unit: the records of one unit (percentiles, phases) share its position and are
+        # not independent observations of the machine
+        per_unit = part.groupby(part["position"].astype(float))["relative"].mean()
+        positions = pd.Series(per_unit.index, dtype=float)
+        if len(per_unit) < 6 or per_unit.std() == 0:
             continue
-        fit = stats.linregress(positions, part["relative"])
+        fit = stats.linregress(positions, per_unit.to_numpy())
         span = positions.max() - positions.min()
         change = fit.slope * span
         found.append(
             {
                 **dict(zip(group, key if isinstance(key, tuple) else (key,), strict=True)),
-                "n": len(part),
+                "n": len(per_unit),
                 "positions": f"{int(positions.min())}-{int(positions.max())}",
                 "change": change,
                 "p_value": fit.pvalue,

@@ -304,7 +304,9 @@ def test_bridge_cost_is_a_fixed_offset():
     assert verdict("bridge_cost_fixed_offset", []).status == claims.NOT_TESTABLE
 
 
-def quota_rows(p99_by_quota: dict[int, float], utilization: dict[int, float], n: int = 3) -> list[dict]:
+def quota_rows(
+    p99_by_quota: dict[int, float], utilization: dict[int, float], n: int = 3, cv: float = 0.01
+) -> list[dict]:
     rows = []
     for quota, p99 in p99_by_quota.items():
         common = {"workload": "quota", "quota": quota, "period": 10000}
@@ -316,7 +318,7 @@ def quota_rows(p99_by_quota: dict[int, float], utilization: dict[int, float], n:
             ("slow_requests", 0.0),
             ("server_cpu_utilization", utilization[quota]),
         ):
-            rows += runs("latency", metric, env, value, n, 0.01, **common)
+            rows += runs("latency", metric, env, value, n, cv, **common)
     return rows
 
 
@@ -327,6 +329,11 @@ def test_quota_cliff_where_quota_is_below_the_servers_need():
     flat = {1000: 160, 2000: 150, 3000: 155, 5000: 160, 10000: 150}
     assert verdict("quota_cliff", quota_rows(flat, use)).status == claims.NOT_REPRODUCED
     assert verdict("quota_cliff", quota_rows(cliff, use, 2)).status == claims.INCONCLUSIVE
+    noisy = verdict("quota_cliff", quota_rows({**cliff, 2000: 600}, use, 3, 0.5))
+    assert noisy.status == claims.INCONCLUSIVE and "undecided at" in noisy.reason
+    assert noisy.ci_low < noisy.ratio < noisy.ci_high
+    light = verdict("quota_cliff", quota_rows(flat, {q: 5 for q in use}))  # every quota is above the need
+    assert light.status == claims.NOT_TESTABLE and "no quota well below" in light.reason
 
 
 def test_numa_pinning_needs_a_multi_node_host_in_the_records_provenance():

@@ -32,35 +32,65 @@ def _runs_per_env(rows: pd.DataFrame, by: list[str]) -> int:
     return int(counts.min()) if len(counts) else 0
 
 
+#: p99 at a quota more than this many times the unthrottled p99 is a collapsed tail
+COLLAPSE_FACTOR = 3.0
+
+
 def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
+    """Each quota's p99 against the p99 at the largest quota (the server unthrottled), as a ratio with its
+    95% interval: quotas well below the server's own CPU use (≤ 80% of it) must be decidedly collapsed
+    (interval above 3×), quotas well above it (≥ 125%) decidedly not (interval below 3×)."""
     from kitlib import latency_analysis
+    from kitlib.stats import log_ratio_interval
 
     rows = df[df["experiment"] == "latency"]
     table = latency_analysis.quota_table(rows)
     if table.empty or len(table) < 2:
         return missing("latency quota sweep")
-    n = _runs_per_env(rows[(rows["workload"] == "quota") & (rows["metric"] == "latency_p99")], [])
-    needed = latency_analysis.unthrottled_utilization(table)
-    collapsed = latency_analysis.tail_collapse_quota(table)
+    p99 = rows[(rows["workload"] == "quota") & (rows["metric"] == "latency_p99")]
+    n = _runs_per_env(p99, [])
     if n < MIN_RUNS:
         return Verdict(
             INCONCLUSIVE,
             f"only {n} run(s) per quota; at least {MIN_RUNS} are needed to tell a collapse of p99 from noise",
             n=n,
         )
-    if collapsed is None:
+    needed = latency_analysis.unthrottled_utilization(table)
+    period = float(table["period"].iloc[0])
+    reference_quota = float(table["quota"].max())
+    reference = p99.loc[p99["quota"] == reference_quota, "value"]
+    below, above, evidence = [], [], []
+    for quota in sorted(float(q) for q in table["quota"] if float(q) != reference_quota):
+        share = 100 * quota / period
+        if needed * 0.8 < share < needed * 1.25:
+            continue  # too close to the server's need to expect either
+        ratio, low, high, _, _ = log_ratio_interval(p99.loc[p99["quota"] == quota, "value"], reference)
+        collapsed = "yes" if low > COLLAPSE_FACTOR else "no" if high < COLLAPSE_FACTOR else "undecided"
+        (below if share < needed else above).append((quota, ratio, low, high, collapsed))
+        evidence.append(f"{quota:.0f} µs ({share:.0f}%): p99 × {ratio:.2g} [{low:.2g}, {high:.2g}]")
+    if not below or not above:
         return Verdict(
-            NOT_REPRODUCED, f"no quota made p99 exceed 3× the unthrottled p99 (server used {needed:.0f}%)", n=n
+            NOT_TESTABLE,
+            f"the sweep has no quota well {'below' if not below else 'above'} the server's need "
+            f"({needed:.0f}% of a core unthrottled)",
+            n=n,
         )
-    share = 100 * collapsed / float(table["period"].iloc[0])
-    ok = share <= needed * 1.25  # the tail collapses only where the quota is below what the server needs
-    return Verdict(
-        REPRODUCED if ok else NOT_REPRODUCED,
-        f"p99 collapses up to quota {collapsed:.0f} µs ({share:.0f}% of the period); the server needs "
-        f"{needed:.0f}% of a core unthrottled; the claim needs the collapse at or below 125% of that",
-        ratio=share / needed if needed else float("nan"),
-        n=n,
+    head = (
+        f"server needs {needed:.0f}% of a core; p99 against the largest quota, 95% CI (Welch t on log values): "
+        + "; ".join(evidence)
+        + f"; the claim: collapsed (> {COLLAPSE_FACTOR:g}×) below 80% of the need, not collapsed above 125%"
     )
+    wrong = [q for q, *_, c in below if c == "no"] + [q for q, *_, c in above if c == "yes"]
+    undecided = [q for q, *_, c in below + above if c == "undecided"]
+    closest = max(below, key=lambda item: item[0])
+    common = dict(ratio=closest[1], ci_low=closest[2], ci_high=closest[3], n=n)
+    if wrong:
+        return Verdict(NOT_REPRODUCED, f"{head}: contradicted at {', '.join(f'{q:.0f}' for q in wrong)} µs", **common)
+    if undecided:
+        return Verdict(
+            INCONCLUSIVE, f"{head}: undecided at {', '.join(f'{q:.0f}' for q in undecided)} µs; more runs", **common
+        )
+    return Verdict(REPRODUCED, f"{head}: every interval lies on its side", **common)
 
 
 def _bridge_fixed_offset(df: pd.DataFrame) -> Verdict:

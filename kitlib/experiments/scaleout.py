@@ -23,8 +23,10 @@ than instances, pinning shares CPUs and `placement_applicable` is recorded False
 
 from __future__ import annotations
 
+import random
 import shlex
 import socket
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -76,7 +78,7 @@ class ScaleoutWorkload(Workload):
         self.ports_needed = params.instances
         self.targets: list[tuple[str, int]] = []
         self.pids: list[str] = []
-        self.proxy_port = 0
+        self.proxy_port = self.stats_port = 0
 
     def points(self) -> list[dict[str, Any]]:
         return [{"placement": p} for p in self.params.placements]
@@ -104,7 +106,7 @@ class ScaleoutWorkload(Workload):
                     f"scaleout keyspace fill of {host}:{port}: DBSIZE is {size!r}, expected {p.keyspace}"
                 )
             self.pids.append(server_pid(peer.run([*cli, "INFO", "server"], timeout=60).output, f"{host}:{port}"))
-        self.proxy_port = free_port()
+        self.proxy_port, self.stats_port = free_ports(2)
 
     def place(self, env: Environment, placement: str) -> None:
         """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
@@ -123,7 +125,11 @@ class ScaleoutWorkload(Workload):
         baseline = peer.run(["sh", "-c", load_script(1, host, port, requests, p)], timeout=timeout).output
         proxy = proxy_config(p.proxy, self.proxy_port, self.targets)
         script = proxy_script(
-            p.proxy, proxy, self.proxy_port, load_script(p.loaders, "127.0.0.1", self.proxy_port, requests, p)
+            p.proxy,
+            proxy,
+            self.proxy_port,
+            load_script(p.loaders, "127.0.0.1", self.proxy_port, requests, p),
+            self.stats_port,
         )
         scaled = peer.run(["bash", "-c", script], timeout=timeout).output
         return RawResult(
@@ -196,10 +202,22 @@ def server_pid(info: str, where: str) -> str:
     raise CommandFailed(f"scaleout: INFO server of {where} has no process_id")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """Ports free on this host and below the kernel's ephemeral range: the load generators' own client
+    ports (and their TIME_WAIT leftovers) are drawn from that range and must never hold a port the next
+    point's proxy listens on."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    rng, found = random.Random(), []
+    while len(found) < count:
+        port = rng.randrange(max(1024, low - 12000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        if port not in found:
+            found.append(port)
+    return found
 
 
 def load_script(loaders: int, host: str, port: int, requests: int, p: ScaleoutParams) -> str:
@@ -247,12 +265,12 @@ def proxy_config(proxy: str, port: int, targets: list[tuple[str, int]]) -> str:
     )
 
 
-def proxy_script(proxy: str, config: str, port: int, load: str) -> str:
+def proxy_script(proxy: str, config: str, port: int, load: str, stats_port: int) -> str:
     """Bash: start the proxy in the foreground of this script, wait for its port, load, stop it.
     The proxy lives only as long as this one bounded command, so a timeout or signal ends it too."""
     name = "nutcracker.yml" if proxy == "twemproxy" else "haproxy.cfg"
     start = (
-        f"nutcracker -c $c/{name} -s {port + 1 if port < 65535 else port - 1} -a 127.0.0.1 -o $c/proxy.log"
+        f"nutcracker -c $c/{name} -s {stats_port} -a 127.0.0.1 -o $c/proxy.log"
         if proxy == "twemproxy"
         else f"haproxy -db -f $c/{name} > $c/proxy.log 2>&1"
     )
