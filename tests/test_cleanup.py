@@ -12,6 +12,7 @@ import pytest
 
 import kitlib
 from kitlib.experiments.redis import RedisWorkload
+from kitlib.procs import owned_processes
 
 from .conftest import leftovers, start_kit
 
@@ -43,9 +44,9 @@ def _wait_until_running(docker_client, proc: subprocess.Popen, timeout: float = 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = leftovers(docker_client, proc.pid)
-        if any(i.startswith("container") for i in found) and any(i.startswith("netns") for i in found):
-            time.sleep(3)  # let the load generator start
-            return
+        generating = any(who == proc.pid and cmd.startswith("redis-benchmark") for _, who, cmd in owned_processes())
+        if any(i.startswith("container") for i in found) and any(i.startswith("netns") for i in found) and generating:
+            return  # the environment, the peer and its load generator are all running
         assert proc.poll() is None, proc.stdout.read()
         time.sleep(0.5)
     proc.kill()
