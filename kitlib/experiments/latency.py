@@ -308,7 +308,7 @@ EXPERIMENT = Experiment(
         "quick": {
             "requests": 5000,
             "max_seconds": 20,
-            "quotas": [1000, 2000, 3000, 4000, 6000, 10000],
+            "quotas": [1000, 2000, 4000, 6000, 8000, 10000],
             "sizes_kb": [1, 10, 50, 100],
             "write_sizes_kb": [1, 10, 100],
             "file_operations": 2000,
@@ -319,7 +319,7 @@ EXPERIMENT = Experiment(
         "standard": {
             "requests": 100_000,
             "max_seconds": 120,
-            "quotas": [1000, 1500, 2000, 2500, 3000, 4000, 5000, 7000, 10000],
+            "quotas": [1000, 1500, 2000, 2500, 3000, 4000, 5000, 7000, 8500, 10000],
             "sizes_kb": [1, 10, 30, 50, 70, 100],
             "write_sizes_kb": [1, 4, 10, 30, 50, 70, 100],
             "file_operations": 10_000,
@@ -330,7 +330,7 @@ EXPERIMENT = Experiment(
         "paper": {
             "requests": 1_000_000,
             "max_seconds": 900,
-            "quotas": [1000, 1500, 2000, 2500, 3000, 4000, 5000, 7000, 10000],
+            "quotas": [1000, 1500, 2000, 2500, 3000, 4000, 5000, 7000, 8500, 10000],
             "sizes_kb": [1, 10, 30, 50, 70, 100],
             "write_sizes_kb": [1, 4, 10, 30, 50, 70, 100],
             "file_operations": 10_000,
