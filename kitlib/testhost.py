@@ -216,7 +216,7 @@ class NamespaceHost(StartStop):
         namespace (its bridge and NAT rules go with it), the veth, the cgroup and the data roots."""
         if self.docker and self._procs and _engine_answers(self.docker_socket):
             subprocess.run(
-                ["sh", "-c", "ids=$(docker ps -aq); [ -z \"$ids\" ] || docker rm -fv $ids; docker volume prune -f"],
+                ["sh", "-c", 'ids=$(docker ps -aq); [ -z "$ids" ] || docker rm -fv $ids; docker volume prune -f'],
                 env={**os.environ, "DOCKER_HOST": f"unix://{self.docker_socket}"},
                 capture_output=True,
                 timeout=120,
