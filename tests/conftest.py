@@ -160,3 +160,33 @@ def _no_process_of_this_test_left():
         time.sleep(2)  # a process group being stopped at this instant
         left = process_leftovers(lambda owner: owner == me)
     assert left == [], f"processes a run of this test started are still running: {left}"
+
+
+@pytest.fixture(scope="module")
+def namespace_host(root_netns, docker_client):
+    """A second machine made of real parts (`kitlib.testhost.NamespaceHost`): its own address, sshd and
+    Docker engine; reached by the tests only over SSH. After the module nothing of it is left."""
+    from kitlib.errors import EnvironmentUnavailable
+    from kitlib.testhost import NamespaceHost
+
+    host = NamespaceHost()
+    try:
+        host.start()
+    except EnvironmentUnavailable as exc:
+        host.stop()
+        missing("netns", f"no namespace host: {exc}")
+    try:
+        yield host
+    finally:
+        host.stop()
+    assert host.leftovers() == [], f"the namespace host left: {host.leftovers()}"
+
+
+def write_inventory(host, folder: Path, known_hosts: str | None = None) -> Path:
+    """An inventory (kitlib.inventory) naming `host` as the system under test, the client being here."""
+    path = folder / "study.toml"
+    path.write_text(
+        f'[ssh]\nkey = "{host.key}"\nknown_hosts = "{known_hosts or host.known_hosts}"\n\n'
+        f'[sut]\nhost = "{host.address}"\nuser = "root"\nport = 22\n'
+    )
+    return path
