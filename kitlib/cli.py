@@ -126,7 +126,7 @@ def cmd_hosts(args: argparse.Namespace) -> int:
 
     hosts = inventory.load(args.file)
     image = hostcheck.local_benchmark_image()
-    if args.ship_image:
+    if args.ship_image and not hostcheck.built_here(image):
         from kitlib.runner import _benchmark_image
 
         image = _benchmark_image("debian:bookworm-slim")

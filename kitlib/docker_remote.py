@@ -96,7 +96,7 @@ class DockerTunnel(StartStop):
                 if not data:
                     break
                 local.sendall(data)
-        except OSError:
+        except (OSError, EOFError):
             pass
         finally:
             try:
@@ -118,7 +118,7 @@ def _pump_up(local: socket.socket, channel) -> None:
                 break
             channel.sendall(data)
         channel.shutdown_write()
-    except OSError:
+    except (OSError, EOFError):  # the connection closed under it (the environment stopping)
         pass
 
 

@@ -175,3 +175,15 @@ def local_benchmark_image() -> str | None:
         if bench._exists(client, base):
             return f"{bench.REPOSITORY}:{bench.image_digest(client.images.get(base).id)}"
     return None
+
+
+def built_here(image: str | None) -> bool:
+    """Whether this machine's engine has `image` (so shipping it needs no build)."""
+    from kitlib.environments.docker import docker_client
+
+    if image is None:
+        return False
+    try:
+        return bool(docker_client().images.list(name=image.split(":")[0], filters={"reference": image}))
+    except EnvironmentUnavailable:
+        return False
