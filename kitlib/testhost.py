@@ -26,6 +26,7 @@ from pathlib import Path
 from kitlib.environments.base import StartStop
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.peer import _free_subnet, _ip
+from kitlib.signals import default_dispositions
 
 SSHD = "/usr/sbin/sshd"
 DOCKERD = "dockerd"
@@ -37,8 +38,10 @@ STOP_TIMEOUT_S = 30.0
 class NamespaceHost(StartStop):
     """A namespace `kithost<token>` joined by a veth pair, serving SSH on its address, port 22."""
 
-    def __init__(self, *, docker: bool = True, workdir: str | Path | None = None):
+    def __init__(self, *, docker: bool = True, workdir: str | Path | None = None, authorize: tuple[str, ...] = ()):
+        """`docker=False`: sshd alone (a client machine); `authorize`: more public key files allowed in."""
         self.docker = docker
+        self.authorize = tuple(authorize)
         token = secrets.token_hex(3)
         self.name = f"kithost{token}"
         self.namespace = self.name
@@ -50,6 +53,7 @@ class NamespaceHost(StartStop):
         self.subnet = None
         self._procs: list[subprocess.Popen] = []
         self._netns = False
+        self._forward = None
 
     # -- where it is -----------------------------------------------------------------------
     @property
@@ -118,13 +122,20 @@ class NamespaceHost(StartStop):
             [*ns, "ip", "route", "add", "default", "via", self.gateway],
         ):
             _ip(argv)
+        # routed to and from other namespace hosts (a third machine for the client) through this host,
+        # past Docker's FORWARD policy DROP; the two rules go with the host
+        from kitlib.forwarding import ForwardRules
+
+        self._forward = ForwardRules(self.name, self.host_if)
+        self._forward.start()
 
     def _keys(self) -> None:
         for name in ("host", "client"):
             key = self.workdir / name
             if not key.exists():
                 subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-        (self.workdir / "authorized_keys").write_text((self.workdir / "client.pub").read_text())
+        keys = [self.workdir / "client.pub", *map(Path, self.authorize)]
+        (self.workdir / "authorized_keys").write_text("".join(key.read_text() for key in keys))
         kind, blob = (self.workdir / "host.pub").read_text().split()[:2]
         Path(self.known_hosts).write_text(f"{self.address} {kind} {blob}\n")
         (self.workdir / "machine-id").write_text(secrets.token_hex(16) + "\n")
@@ -169,7 +180,7 @@ class NamespaceHost(StartStop):
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 restore_signals=True,
-                preexec_fn=_default_signals,
+                preexec_fn=default_dispositions,
             )
         self._procs.append(proc)
         return proc
@@ -213,7 +224,8 @@ class NamespaceHost(StartStop):
 
     def stop(self) -> None:
         """Remove the engine's containers, stop dockerd and sshd (TERM, bounded, then KILL), delete the
-        namespace (its bridge and NAT rules go with it), the veth, the cgroup and the data roots."""
+        namespace (its bridge and NAT rules go with it), the veth and its FORWARD rules, the cgroup and
+        the data roots."""
         if self.docker and self._procs and _engine_answers(self.docker_socket):
             subprocess.run(
                 ["sh", "-c", 'ids=$(docker ps -aq); [ -z "$ids" ] || docker rm -fv $ids; docker volume prune -f'],
@@ -225,6 +237,9 @@ class NamespaceHost(StartStop):
         for proc in reversed(self._procs):
             _terminate(proc)
         self._procs.clear()
+        if self._forward is not None:
+            self._forward.stop()
+            self._forward = None
         if self._netns:
             self._netns = False
             subprocess.run(["ip", "netns", "del", self.namespace], capture_output=True, check=False)
@@ -247,12 +262,9 @@ class NamespaceHost(StartStop):
             found.append(f"directory {self.workdir}")
         if self.run_dir.exists():
             found.append(f"directory {self.run_dir}")
+        rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
+        found += [f"rule {line}" for line in rules.splitlines() if self.name in line]
         return found
-
-
-def _default_signals() -> None:
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-        signal.signal(sig, signal.SIG_DFL)
 
 
 def _port_open(address: str, port: int) -> bool:

@@ -110,3 +110,27 @@ def test_hosts_check_reports_labels_and_refuses_an_unknown_host_key(namespace_ho
     assert main(["hosts", "check", str(write_inventory(host, tmp_path, known_hosts=str(empty)))]) == 1
     refused = capsys.readouterr().out
     assert f"refused: its host key is not in {empty}" in refused and "docker-" not in refused
+
+
+def test_a_third_host_runs_the_client(namespace_host, client_host, docker_client, tmp_path):
+    """`[client]` in the inventory: the load generator runs on another machine over SSH and reaches the
+    system under test at its address, through its engine's DNAT for docker-nat."""
+    hosts = str(write_inventory(namespace_host, tmp_path, client=client_host))
+    plan = kitlib.plan(
+        "latency",
+        environments=["native", "docker-nat-volume"],
+        parts=["shares", "bridge"],
+        sizes_kb=[1],
+        requests=1000,
+        repetitions=1,
+        hosts=hosts,
+    )
+    assert plan.peer == "remote" and plan.peer_path == f"remote:{client_host.target}"
+    result = kitlib.run(plan, results_root=tmp_path / "results", progress=False)
+    assert result.failures.empty, result.failures.to_string()
+    assert set(result.records["peer"]) == {f"remote:{client_host.target}"}
+    assert set(result.records["env"]) == {"native", "docker-nat-volume"}
+    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    assert session["peer"]["kind"] == "remote" and session["peer"]["host_address"] == namespace_host.address
+    assert remote(namespace_host, "docker ps -aq; docker volume ls -q").strip() == ""
+    assert processes_in(namespace_host) == [] and processes_in(client_host) == []
