@@ -262,6 +262,7 @@ class NamespaceHost(StartStop):
             found.append(f"directory {self.workdir}")
         if self.run_dir.exists():
             found.append(f"directory {self.run_dir}")
+        found += [f"cgroup {path}" for path in Path("/sys/fs/cgroup").glob(f"*/{self.name}")]
         rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
         found += [f"rule {line}" for line in rules.splitlines() if self.name in line]
         return found

@@ -85,3 +85,13 @@ def test_a_missing_inventory_is_named(tmp_path):
 def test_a_remote_sut_refuses_vm_labels(files):
     with pytest.raises(PlanError, match=r"runs `native` and `docker-\*` only"):
         kitlib.plan("redis", environments=["kvm"], hosts=str(write(files, GOOD)))
+
+
+def test_kit_run_takes_the_inventory(files, capsys, monkeypatch, tmp_path):
+    from kitlib.cli import main
+
+    monkeypatch.setenv("KIT_RESULTS", str(tmp_path / "results"))
+    args = ["run", "redis", "--env", "docker-nat-volume", "--hosts", str(write(files, GOOD)), "--dry-run"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert '"sut_host": "root@server1.lab:2222"' in out and '"sut_address": "10.0.0.2"' in out
