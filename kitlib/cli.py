@@ -57,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--sut-host", default=None, help="run `native` on this SSH host (user@host:port)")
     run.add_argument("--ssh-key", default=None, help="private key for --sut-host / --peer-host")
     run.add_argument("--known-hosts", default=None, help="known_hosts file pinning their host keys")
+    run.add_argument(
+        "--hosts", default=None, metavar="FILE", help="inventory (TOML) of the study's machines: fills the SSH options"
+    )
     run.add_argument("--no-notebook", action="store_true", help="run the plan directly, without papermill")
     run.add_argument(
         "--order",
@@ -72,6 +75,14 @@ def _parser() -> argparse.ArgumentParser:
         help="print the plan, run_id, results folder, points in order and how many are done; start nothing",
     )
     run.set_defaults(func=cmd_run)
+
+    hosts = sub.add_parser("hosts", help="the machines of an inventory: `kit hosts check FILE`")
+    hosts.add_argument("action", choices=["check"])
+    hosts.add_argument("file", help="inventory (TOML): [ssh], [sut], optional [client]")
+    hosts.add_argument(
+        "--ship-image", action="store_true", help="load the benchmark image into every engine that lacks it"
+    )
+    hosts.set_defaults(func=cmd_hosts)
 
     parse = sub.add_parser("parse", help="print the records a tool's raw output file gives, as CSV")
     parse.add_argument("tool")
@@ -109,6 +120,21 @@ def cmd_envs(_args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hosts(args: argparse.Namespace) -> int:
+    """Connect to each host of the inventory (pinned keys) and print what it offers; 1 if one refused."""
+    from kitlib import hostcheck, inventory
+
+    hosts = inventory.load(args.file)
+    image = hostcheck.local_benchmark_image()
+    if args.ship_image and not hostcheck.built_here(image):
+        from kitlib.runner import _benchmark_image
+
+        image = _benchmark_image("debian:bookworm-slim")
+    reports = hostcheck.check(hosts, image=image, ship=args.ship_image, progress=sys.stderr.isatty())
+    print(hostcheck.render(reports))
+    return 1 if any(report.error for report in reports) else 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from kitlib import experiments
 
@@ -124,6 +150,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sut_host=args.sut_host,
         ssh_key=args.ssh_key,
         known_hosts=args.known_hosts,
+        hosts=args.hosts,
         preset=args.preset,
         order=args.order,
         seed=args.seed,

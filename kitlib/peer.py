@@ -75,8 +75,9 @@ class LocalPeer(Peer):
     def __init__(self, client_cpus: Sequence[int], host_address: str = "127.0.0.1", *, remote_sut: bool = False):
         super().__init__(client_cpus)
         self._host_address = host_address
-        if remote_sut:
+        if remote_sut:  # this machine is the client's: it reaches published ports through the SUT's DNAT
             self.kind = "local"
+            self.reaches_nat = True
 
     @property
     def host_address(self) -> str:
@@ -230,9 +231,10 @@ def _routed_networks() -> list[ipaddress.IPv4Network]:
 
 def make_peer(plan, client_cpus: Sequence[int], run_label: str) -> Peer:
     """The peer the plan asks for: `auto` picks a namespace where root allows, else loopback; with a
-    remote system under test the client runs here, on the second machine."""
+    remote system under test the client runs here, on the second machine, unless a third is named
+    (`peer="remote"`)."""
     kind = plan.peer
-    if plan.sut_host:
+    if plan.sut_host and kind != "remote":
         return LocalPeer(client_cpus, plan.sut_address or _hostname_of(plan.sut_host), remote_sut=True)
     if kind == "auto":
         kind = "netns" if os.geteuid() == 0 else "loopback"

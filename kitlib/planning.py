@@ -21,11 +21,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
 
+#: the environment kinds a remote system under test runs (over SSH, with its own Docker engine)
+REMOTE_KINDS = ("native", "docker")
 PROFILES = ("quick", "standard", "paper")
 ORDERS = ("interleaved", "blocked")
 #: plan fields that do not change what is measured (credentials' files, the preset's name: its
 #: values are in `params`); everything else is part of the digest and must match to resume
-NOT_IDENTITY = ("ssh_key", "known_hosts", "preset")
+NOT_IDENTITY = ("ssh_key", "known_hosts", "preset", "sut_docker_socket")
 
 
 class Plan(BaseModel):
@@ -42,6 +44,8 @@ class Plan(BaseModel):
     peer_host: str | None = None
     sut_address: str | None = None
     sut_host: str | None = None
+    #: the remote engine's socket on the system under test (default: its SSH session's DOCKER_HOST)
+    sut_docker_socket: str | None = None
     ssh_key: str | None = None
     known_hosts: str | None = None
     #: the named parameter set the params came from, if any (recorded; the params themselves decide)
@@ -77,11 +81,15 @@ class Plan(BaseModel):
         return labels
 
     @model_validator(mode="after")
-    def _remote_sut_is_native(self) -> Plan:
+    def _remote_sut_kinds(self) -> Plan:
         if self.sut_host:
-            others = [label for label in self.environments if parse_label(label).kind != "native"]
+            others = [label for label in self.environments if parse_label(label).kind not in REMOTE_KINDS]
             if others:
-                raise ValueError(f"a remote system under test (sut_host) runs `native` only, not {others}")
+                raise ValueError(
+                    f"a remote system under test (sut_host) runs `native` and `docker-*` only, not {others}"
+                )
+        if self.peer == "remote" and (not self.peer_host or not self.sut_address):
+            raise ValueError("a remote peer needs peer_host and sut_address (the system under test as it sees it)")
         return self
 
     @field_validator("repetitions")
@@ -95,10 +103,10 @@ class Plan(BaseModel):
     def peer_path(self) -> str:
         """How the client reaches the system under test: `netns`, `loopback` or `remote:<host>`
         (`auto` resolved as the runner will: a namespace where root allows)."""
-        if self.sut_host:
-            return f"remote:{self.sut_address or self.sut_host}"
         if self.peer == "remote":
             return f"remote:{self.peer_host}"
+        if self.sut_host:
+            return f"remote:{self.sut_address or self.sut_host}"
         if self.peer == "auto":
             return "netns" if os.geteuid() == 0 else "loopback"
         return self.peer

@@ -183,10 +183,10 @@ def _execute(
 
 def _peer_path(peer, plan: Plan) -> str:
     """`netns`, `loopback`, or `remote:<host>` (the client's machine when the system under test is remote)."""
-    if plan.sut_host:
-        return f"remote:{socket.gethostname()}"
     if peer.kind == "remote":
         return f"remote:{plan.peer_host}"
+    if plan.sut_host:
+        return f"remote:{socket.gethostname()}"
     return peer.kind
 
 
@@ -200,12 +200,20 @@ def _run_environment(
             options["image"] = image or _benchmark_image(base_image)
         if plan.sut_host:
             options.update(
-                host=plan.sut_host, address=plan.sut_address, key_filename=plan.ssh_key, known_hosts=plan.known_hosts
+                host=plan.sut_host,
+                address=plan.sut_address,
+                key_filename=plan.ssh_key,
+                known_hosts=plan.known_hosts,
+                docker_socket=plan.sut_docker_socket,
             )
+            if "image" in options:  # shipped from this machine's engine when the remote one lacks it
+                from kitlib.environments.docker import docker_client
+
+                options.update(local_client=docker_client(), progress=not isinstance(bar, _NoBar))
         env = environments.create(label, layout, run_label=run_label, peer_reaches_nat=peer.reaches_nat, **options)
         with env:
             if plan.sut_host:  # the records name the machine that ran the system under test
-                remote = provenance.collect_host_over(env.run)
+                remote = provenance.collect_host_over(getattr(env, "host_run", env.run))
                 session.setdefault("sut_hosts", {})[plan.sut_host] = remote
                 placement["host"] = remote["host_id"]
             session["environments"][label] = env.describe()

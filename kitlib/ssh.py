@@ -25,9 +25,20 @@ def connect(target: str, *, key_filename: str | None = None, known_hosts: str | 
         client.load_host_keys(str(Path(known_hosts).expanduser()))
     else:
         client.load_system_host_keys()
+    pinned_in = known_hosts or "~/.ssh/known_hosts"
     try:
         connection.open()
+    except paramiko.BadHostKeyException as exc:
+        raise EnvironmentUnavailable(
+            f"ssh {target}: refused: its host key changed ({exc.key.get_name()} {exc.key.get_fingerprint().hex()}) "
+            f"since it was pinned in {pinned_in} (host keys are pinned: find out why before replacing it)"
+        ) from exc
     except paramiko.SSHException as exc:
+        if "not found in known_hosts" in str(exc):
+            raise EnvironmentUnavailable(
+                f"ssh {target}: refused: its host key is not in {pinned_in} (host keys are pinned: compare its "
+                "fingerprint with the host's own `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`, then add it)"
+            ) from exc
         raise EnvironmentUnavailable(f"ssh {target}: {exc} (host keys are pinned: add it to known_hosts)") from exc
     except OSError as exc:
         raise EnvironmentUnavailable(f"ssh {target}: cannot connect: {exc}") from exc

@@ -111,7 +111,9 @@ class RunStore:
 
     # -- the plan --------------------------------------------------------------------------
     def write_plan(
-        self, plan_json: dict[str, Any], ignore: Iterable[str] = ("ssh_key", "known_hosts", "preset")
+        self,
+        plan_json: dict[str, Any],
+        ignore: Iterable[str] = ("ssh_key", "known_hosts", "preset", "sut_docker_socket"),
     ) -> None:
         """Record the plan; a folder holding another plan is refused, naming the fields that differ
         (fields in `ignore` do not change what is measured and may differ)."""

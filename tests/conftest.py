@@ -160,3 +160,54 @@ def _no_process_of_this_test_left():
         time.sleep(2)  # a process group being stopped at this instant
         left = process_leftovers(lambda owner: owner == me)
     assert left == [], f"processes a run of this test started are still running: {left}"
+
+
+@pytest.fixture(scope="module")
+def namespace_host(root_netns, docker_client):
+    """A second machine made of real parts (`kitlib.testhost.NamespaceHost`): its own address, sshd and
+    Docker engine; reached by the tests only over SSH. After the module nothing of it is left."""
+    from kitlib.errors import EnvironmentUnavailable
+    from kitlib.testhost import NamespaceHost
+
+    host = NamespaceHost()
+    try:
+        host.start()
+    except EnvironmentUnavailable as exc:
+        host.stop()
+        missing("netns", f"no namespace host: {exc}")
+    try:
+        yield host
+    finally:
+        host.stop()
+    assert host.leftovers() == [], f"the namespace host left: {host.leftovers()}"
+
+
+@pytest.fixture(scope="module")
+def client_host(namespace_host):
+    """A third machine for the load generator: a namespace host with sshd only, letting in the same key."""
+    from kitlib.testhost import NamespaceHost
+
+    host = NamespaceHost(docker=False, authorize=(namespace_host.key + ".pub",))
+    try:
+        host.start()
+        yield host
+    finally:
+        host.stop()
+    assert host.leftovers() == [], f"the client host left: {host.leftovers()}"
+
+
+def write_inventory(host, folder: Path, known_hosts: str | None = None, client=None) -> Path:
+    """An inventory (kitlib.inventory) naming `host` as the system under test, the client being here, or
+    the namespace host `client` (then both hosts' keys are in one known_hosts file, one client key)."""
+    path = folder / "study.toml"
+    text = (
+        f'[ssh]\nkey = "{host.key}"\nknown_hosts = "{known_hosts or host.known_hosts}"\n\n'
+        f'[sut]\nhost = "{host.address}"\nuser = "root"\nport = 22\n'
+    )
+    if client is not None:
+        pinned = folder / "known_hosts"
+        pinned.write_text(Path(host.known_hosts).read_text() + Path(client.known_hosts).read_text())
+        text = text.replace(known_hosts or host.known_hosts, str(pinned))
+        text += f'\n[client]\nhost = "{client.address}"\nuser = "root"\n'
+    path.write_text(text)
+    return path

@@ -114,8 +114,8 @@ def test_unknown_host_key_is_refused(sshd, tmp_path):
         ssh.connect(sshd["target"], key_filename=sshd["key"], known_hosts=sshd["empty"])
 
 
-def test_remote_sut_accepts_native_only():
+def test_remote_sut_accepts_native_and_docker_only():
     from kitlib.errors import PlanError
 
-    with pytest.raises(PlanError, match="runs `native` only"):
-        kitlib.plan("redis", environments=["native", "docker-host-volume"], sut_host="root@example:22")
+    with pytest.raises(PlanError, match="runs `native` and `docker-\\*` only"):
+        kitlib.plan("redis", environments=["native", "kvm"], sut_host="root@example:22")

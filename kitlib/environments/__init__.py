@@ -42,6 +42,16 @@ def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool
         from kitlib.environments.remote import RemoteNativeEnvironment
 
         cls = RemoteNativeEnvironment
+        kind_options.pop("docker_socket", None)
+    elif spec.kind == "docker" and kind_options.get("host"):
+        from kitlib.environments.remote_docker import RemoteDockerEnvironment
+
+        cls = RemoteDockerEnvironment
+    elif kind_options.get("host"):
+        raise EnvironmentUnavailable(f"{label}: a remote system under test runs `native` and `docker-*` only")
+    else:
+        for name in ("host", "address", "key_filename", "known_hosts", "docker_socket", "local_client"):
+            kind_options.pop(name, None)
     if spec.kind in ("docker", "vm", "lxc", "docker-in-vm"):
         kind_options.setdefault("image", None)
         if kind_options["image"] is None:
@@ -49,6 +59,7 @@ def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool
     else:
         kind_options.pop("image", None)
         kind_options.pop("client", None)
+        kind_options.pop("local_client", None)
     return cls(spec, layout, run_label=run_label, **kind_options)
 
 

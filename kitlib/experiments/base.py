@@ -130,10 +130,34 @@ class Experiment:
         preset: str | None = None,
         order: str = "interleaved",
         seed: int | None = None,
+        hosts: str | None = None,
+        sut_docker_socket: str | None = None,
         **overrides: Any,
     ) -> Plan:
         """Validate everything and return the plan; nothing is started here. A preset's values
-        replace the profile's; parameters given explicitly replace both."""
+        replace the profile's; parameters given explicitly replace both. `hosts`, an inventory file
+        (`kitlib.inventory`), fills the machines' fields (sut_host, sut_address, ssh_key, …) not given."""
+        if hosts is not None:
+            from kitlib import inventory
+
+            given_hosts = {
+                "peer": None if peer == "auto" else peer,
+                "peer_host": peer_host,
+                "sut_address": sut_address,
+                "sut_host": sut_host,
+                "ssh_key": ssh_key,
+                "known_hosts": known_hosts,
+                "sut_docker_socket": sut_docker_socket,
+            }
+            filled = {**inventory.load(hosts).plan_fields()}
+            filled.update({k: v for k, v in given_hosts.items() if v is not None})
+            peer = filled.get("peer") or peer
+            peer_host, sut_address, sut_host = filled.get("peer_host"), filled["sut_address"], filled["sut_host"]
+            ssh_key, known_hosts, sut_docker_socket = (
+                filled["ssh_key"],
+                filled["known_hosts"],
+                filled["sut_docker_socket"],
+            )
         if profile not in PROFILES:
             raise PlanError(f"profile: unknown profile {profile!r}; known profiles: {', '.join(PROFILES)}")
         if preset is not None and preset not in self.presets:
@@ -169,6 +193,7 @@ class Experiment:
                 peer_host=peer_host,
                 sut_address=sut_address,
                 sut_host=sut_host,
+                sut_docker_socket=sut_docker_socket,
                 ssh_key=ssh_key,
                 known_hosts=known_hosts,
                 preset=preset,
