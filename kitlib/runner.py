@@ -262,9 +262,9 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore, placement: dic
                 **bookkeeping,
             },
         )
-        info.update(
-            _unit_commands(env, peer, mark), seconds=round(time.monotonic() - started, 3), finished=provenance.now()
-        )
+        seconds = round(time.monotonic() - started, 3)
+        info.update(_unit_commands(env, peer, mark), seconds=seconds, finished=provenance.now())
+        info["tool_seconds"] = tool_seconds(info["commands"], seconds)
         store.save_ok(unit.key, records, info)
     except (CommandFailed, ParseError, KitError, *_engine_errors()) as exc:
         info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
@@ -322,6 +322,12 @@ def _reason(exc: BaseException) -> str:
         return str(exc)
     text = str(exc).strip() or repr(exc)
     return f"{type(exc).__name__}: {text}"
+
+
+def tool_seconds(commands: list[dict[str, Any]], wall: float) -> float:
+    """Time the unit's own commands ran (the benchmark and its per-point commands), at most the unit's wall
+    time (a client may run while another command does); the rest of a run is the harness's."""
+    return round(min(wall, sum(c.get("seconds") or 0.0 for c in commands)), 3)
 
 
 def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
