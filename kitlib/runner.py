@@ -326,8 +326,10 @@ def _reason(exc: BaseException) -> str:
 
 def tool_seconds(commands: list[dict[str, Any]], wall: float) -> float:
     """Time the unit's own commands ran (the benchmark and its per-point commands), at most the unit's wall
-    time (a client may run while another command does); the rest of a run is the harness's."""
-    return round(min(wall, sum(c.get("seconds") or 0.0 for c in commands)), 3)
+    time (a client may run while another command does); the rest of a run is the harness's. A unit that
+    ran no command measured through an engine's API (container start-up): its wall time is the tool's."""
+    timed = [c["seconds"] for c in commands if c.get("seconds") is not None]
+    return round(min(wall, sum(timed)) if timed else wall, 3)
 
 
 def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:

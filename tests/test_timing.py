@@ -64,3 +64,8 @@ def _seconds(iso: str) -> float:
     from datetime import datetime
 
     return datetime.fromisoformat(iso).timestamp()
+
+
+def test_a_unit_measured_through_an_api_counts_its_wall_time_as_tool_time():
+    assert tool_seconds([], 0.29) == 0.29
+    assert tool_seconds([{"argv": ["docker", "start"], "service": "x"}], 0.5) == 0.5
