@@ -48,10 +48,18 @@ class Peer(StartStop, abc.ABC):
         argv = list(argv)
         started = time.monotonic()
         returncode, output = self._execute(pinned(argv, self.client_cpus), timeout)
-        self.commands.append({"where": f"peer:{self.kind}", "argv": loggable(argv), "returncode": returncode})
+        seconds = time.monotonic() - started
+        self.commands.append(
+            {
+                "where": f"peer:{self.kind}",
+                "argv": loggable(argv),
+                "returncode": returncode,
+                "seconds": round(seconds, 3),
+            }
+        )
         if returncode is None:
             raise CommandFailed(f"peer:{self.kind}", argv, None, output)
-        result = CommandResult(argv, returncode, output, time.monotonic() - started, f"peer:{self.kind}")
+        result = CommandResult(argv, returncode, output, seconds, f"peer:{self.kind}")
         return result.check() if check else result
 
     @abc.abstractmethod

@@ -11,7 +11,7 @@ import sys
 import time
 import traceback
 
-from kitlib import experiments, paths
+from kitlib import experiments, paths, provenance, timing
 from kitlib.environments import availability
 from kitlib.notebooks import execute, execute_experiment
 
@@ -43,7 +43,13 @@ def environments_for(default_envs, offered: dict[str, bool]) -> list[str]:
     return chosen
 
 
+def timing_path():
+    return paths.results_root() / "timing.csv"
+
+
 def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
+    begun = time.monotonic()
+    steps: list[timing.StepTime] = []
     _prove_kvm()
     rows = availability()
     offered = {row.label: row.available for row in rows}
@@ -59,11 +65,14 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
             continue
         plan = experiment.plan(environments=envs, profile=profile)
         print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.results_root() / name / plan.run_id}", flush=True)
+        since, started = provenance.now(), time.monotonic()
         try:
             execute_experiment(experiment, plan)
         except Exception:  # one failing experiment must not hide the others' results
             failures += 1
             print(f"{name}: FAILED\n{traceback.format_exc(limit=2)}")
+        tool_s, units = timing.store_tool_time(paths.results_root() / name / plan.run_id, since)
+        steps.append(timing.StepTime(name, time.monotonic() - started, tool_s, units))
     for name in ANALYSIS_NOTEBOOKS:
         notebook = paths.notebooks_root() / "analysis" / f"{name}.ipynb"
         if not notebook.exists():
@@ -80,8 +89,22 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
         except Exception:
             failures += 1
             print(f"analysis {name}: FAILED\n{traceback.format_exc(limit=2)}")
+        steps.append(timing.StepTime(f"analysis: {name}", time.monotonic() - started))
     summary = summary_path()
     if summary.exists():
         print(f"\nsummary of the claims: {summary}")
         print("\n".join(line for line in summary.read_text().splitlines() if line.startswith("**")))
+    report_time(steps, time.monotonic() - begun, summary)
     return 1 if failures else 0
+
+
+def report_time(steps: list[timing.StepTime], wall_s: float, summary) -> None:
+    """Print where the time went and keep it: timing.csv beside the results, and a section of the summary."""
+    other = wall_s - sum(s.wall_s for s in steps)
+    if other > 0:  # the KVM check and `kit envs` before the first experiment
+        steps = [*steps, timing.StepTime("set-up (environments offered)", other)]
+    text = f"## Where the time went ({wall_s / 60:.1f} min)\n\n{timing.table(steps)}\n"
+    path = timing.write_csv(steps, timing_path())
+    print(f"\n{text}\n(also in {path})")
+    if summary.exists():
+        summary.write_text(summary.read_text().rstrip("\n") + "\n\n" + text)

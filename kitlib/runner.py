@@ -270,9 +270,9 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore, placement: dic
                 **bookkeeping,
             },
         )
-        info.update(
-            _unit_commands(env, peer, mark), seconds=round(time.monotonic() - started, 3), finished=provenance.now()
-        )
+        seconds = round(time.monotonic() - started, 3)
+        info.update(_unit_commands(env, peer, mark), seconds=seconds, finished=provenance.now())
+        info["tool_seconds"] = tool_seconds(info["commands"], seconds)
         store.save_ok(unit.key, records, info)
     except (CommandFailed, ParseError, KitError, *_engine_errors()) as exc:
         info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
@@ -330,6 +330,14 @@ def _reason(exc: BaseException) -> str:
         return str(exc)
     text = str(exc).strip() or repr(exc)
     return f"{type(exc).__name__}: {text}"
+
+
+def tool_seconds(commands: list[dict[str, Any]], wall: float) -> float:
+    """Time the unit's own commands ran (the benchmark and its per-point commands), at most the unit's wall
+    time (a client may run while another command does); the rest of a run is the harness's. A unit that
+    ran no command measured through an engine's API (container start-up): its wall time is the tool's."""
+    timed = [c["seconds"] for c in commands if c.get("seconds") is not None]
+    return round(min(wall, sum(timed)) if timed else wall, 3)
 
 
 def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:

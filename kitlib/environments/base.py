@@ -134,8 +134,11 @@ class Environment(StartStop, abc.ABC):
         argv = list(argv)
         started = time.monotonic()
         returncode, output = self._execute(argv, timeout=timeout, cpus=cpus)
-        result = CommandResult(argv, returncode, output, time.monotonic() - started, self.label)
-        self.commands.append({"where": self.label, "argv": loggable(argv), "returncode": returncode})
+        seconds = time.monotonic() - started
+        result = CommandResult(argv, returncode, output, seconds, self.label)
+        self.commands.append(
+            {"where": self.label, "argv": loggable(argv), "returncode": returncode, "seconds": round(seconds, 3)}
+        )
         if returncode is None:
             raise CommandFailed(self.label, argv, None, output)
         return result.check() if check else result
