@@ -28,7 +28,7 @@ help:
 	@echo "make python      only the Python environment ($(ENV_DIR)) and the Jupyter kernel 'kitlib'"
 	@echo "make reproduce   quick profile of every experiment on every environment here, then the analysis"
 	@echo "make test        the test suite (unit + integration with real tools and Docker)"
-	@echo "make test-fast   the tests without the slow integration runs"
+	@echo "make test-fast   the unit tests (tests/unit: fast, pure; no engine, namespaces or guests)"
 	@echo "make lint        ruff"
 	@echo "Tour for a course: notebooks/tour/ (offline, on data/sample); analysis: notebooks/analysis/"
 
@@ -89,7 +89,7 @@ test: setup
 	KIT_REQUIRE=$(REQUIRE) $(PY) -m pytest -q
 
 test-fast: python
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q tests/unit
 
 reproduce: setup
 	$(KIT) reproduce

@@ -18,7 +18,7 @@ from kitlib.records import Record
 from kitlib.runner import plan_units, segments
 from kitlib.store import RunStore, load_records
 
-from .conftest import DATA
+from ..conftest import DATA
 
 
 def test_run_ids_differ_by_peer_and_sut_host():
@@ -234,44 +234,6 @@ def test_linpack_n_is_one_for_all_environments():
     native = kitlib.plan("cpu", environments=["native"])
     assert native.params["hpl_n"] >= 100 and "native" in native.params["hpl_n_basis"]
     assert kitlib.plan("cpu", environments=["native"], hpl_n=1000).params["hpl_n_basis"] == "given"
-
-
-@pytest.mark.slow
-@pytest.mark.netns
-def test_quick_redis_run_gets_hit(root_netns, isolated_dirs, capsys):
-    """The quick profile's keyspace is filled before GETs: nearly every GET finds its key."""
-    from kitlib.cli import main
-
-    results, _ = isolated_dirs
-    argv = ["run", "redis", "--env", "native", "--repetitions", "1", "-p", "clients", "[4]", "--no-notebook"]
-    assert main(argv) == 0, capsys.readouterr().err
-    records = load_records(results, experiment="redis")
-    hits = records[records["metric"] == "hit_rate"]
-    assert len(hits) == 1 and hits["value"].iloc[0] > 95
-    durations = records[(records["metric"] == "duration") & (records["op"] == "GET")]
-    assert durations["value"].iloc[0] > 0.5, "a quick phase measures about two seconds"
-    assert records["measured_requests"].iloc[0] > 20_000
-
-
-@pytest.mark.slow
-@pytest.mark.netns
-def test_a_replica_series_measures_the_noise_floor(root_netns, isolated_dirs, capsys):
-    """native against native+replica, interleaved in one run: the A/A ratio of throughput has an interval
-    (3 runs a side) and the claims never take the replica for an environment of their own."""
-    from kitlib import replicas
-    from kitlib.cli import main
-
-    results, _ = isolated_dirs
-    argv = ["run", "redis", "--env", "native", "--env", "native+replica", "--repetitions", "3"]
-    argv += ["-p", "clients", "[4]", "-p", "seconds", "1", "--no-notebook"]
-    assert main(argv) == 0, capsys.readouterr().err
-    records = load_records(results, experiment="redis")
-    aa = replicas.aa_table(records)
-    throughput = aa[(aa["metric"] == "throughput") & (aa["config"].str.contains("op=mix"))]
-    assert len(throughput) == 1 and throughput["n"].iloc[0] == 3
-    row = throughput.iloc[0]
-    assert 0 < row["ci_low"] <= row["ratio"] <= row["ci_high"] and row["noise_pct"] > 0
-    print(f"A/A Redis throughput: ratio {row['ratio']:.3f}, 95% CI {row['ci_low']:.3f}..{row['ci_high']:.3f}")
 
 
 def test_aa_table_reports_the_noise_floor():

@@ -14,17 +14,9 @@ import pytest
 
 import kitlib
 from kitlib import cpus, environments, naming
-from kitlib.errors import PlanError
 
-from .conftest import host_leftovers, missing
-
-
-def test_lxc_refuses_options_it_cannot_honour():
-    assert environments.parse_label("lxc+cpus1").options == {"cpus": "1"}
-    with pytest.raises(PlanError, match="do not apply to lxc"):
-        environments.parse_label("lxc+quota5000")
-    with pytest.raises(PlanError, match="do not apply to vm"):
-        environments.parse_label("qemu-tcg+shares512")
+from ..conftest import missing
+from ..unit.test_lxc import lxc_leftovers
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +25,6 @@ def lxc_image(docker_client, root_netns, bench_image):
     if not ok:
         missing("lxc", reason)
     return bench_image
-
-
-def lxc_leftovers(owner_pid: int) -> list[str]:
-    """Running containers (their LXC monitors), scratch folders, veths and FORWARD rules of `owner_pid`."""
-    running = subprocess.run(["pgrep", "-af", "lxc monitor"], capture_output=True, text=True).stdout
-    found = [f"monitor {line}" for line in running.splitlines() if f"/kit{owner_pid}x" in line]
-    return found + host_leftovers(owner_pid, "kl")
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import io
 import subprocess
 import sys
 
-from .conftest import DATA
+from ..conftest import DATA
 
 
 def kit(*args: str) -> subprocess.CompletedProcess:

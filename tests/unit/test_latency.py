@@ -10,11 +10,10 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import latency_analysis, parsers, paths, services
+from kitlib import latency_analysis, parsers, services
 from kitlib.errors import ParseError, PlanError
-from kitlib.notebooks import execute
 
-from .conftest import DATA, leftovers
+from ..conftest import DATA
 
 
 def test_parser_on_a_real_client_output():
@@ -99,43 +98,3 @@ def test_bridge_fit_tells_offset_from_proportion():
     assert latency_analysis.bridge_fit(fixed).verdict == "fixed offset"
     assert latency_analysis.bridge_fit(fixed).offset_us == pytest.approx(30.0, abs=0.5)
     assert latency_analysis.bridge_fit(proportional).verdict == "proportional to size"
-
-
-@pytest.mark.slow
-@pytest.mark.docker
-@pytest.mark.netns
-def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dirs):
-    results, figures = isolated_dirs
-    parameters = {
-        "results_dir": str(results),
-        "figures_dir": str(figures),
-        "repetitions": 1,
-        "requests": 1500,
-        "quotas": [1000, 10000],
-        "sizes_kb": [1, 64],
-        "work": 200,
-    }
-    execute(paths.notebooks_root() / "experiments" / "latency.ipynb", results / "latency.ipynb", parameters)
-    records = pd.read_csv(next(results.glob("latency/*/records.csv")))
-    assert set(records["workload"]) == {"shares", "quota", "bridge", "storage", "copy_up", "layers"}
-    assert set(records["env"]) == {
-        "native",
-        "docker-host-volume+shares1024",
-        "docker-host-volume+period10000+quota1000",
-        "docker-host-volume+period10000+quota10000",
-        "docker-host-volume",
-        "docker-nat-volume",
-        "docker-host-overlay",
-    }
-    copy_up = records[(records["workload"] == "copy_up") & (records["metric"] == "latency_mean")]
-    by_env = copy_up.groupby("env")["value"].mean()
-    assert by_env["docker-host-overlay"] > by_env["docker-host-volume"]  # a copy of >= 1 MB vs none
-    assert set(records.loc[records["workload"] == "layers", "env"]) == {"docker-host-overlay"}
-    quota = latency_analysis.quota_table(records)
-    # a 10% quota caps the server's CPU near 10%; the full period does not
-    assert quota.iloc[0]["server_cpu_utilization"] < 15
-    assert quota.iloc[0]["latency_p99"] > quota.iloc[1]["latency_p99"]
-    assert set(records.loc[records["workload"] == "quota", "quota"]) == {1000, 10000}
-    for name in ("latency-fig1-cdf-shares", "latency-fig2-quota", "latency-fig3-bridge", "latency-fig4-6-storage"):
-        assert (figures / f"{name}.png").exists()
-    assert leftovers(docker_client) == []

@@ -14,7 +14,7 @@ import pytest
 
 from kitlib import notebooks
 
-from .conftest import leftovers, start_kit, wait_for
+from ..conftest import leftovers, start_kit, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
@@ -72,7 +72,7 @@ def kernel(isolated_dirs):
     from jupyter_client.manager import KernelManager
 
     manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(cwd=str(Path(__file__).parent.parent))
+    manager.start_kernel(cwd=str(Path(__file__).parents[2]))
     client = manager.client()
     client.start_channels()
     client.wait_for_ready(timeout=120)

@@ -12,7 +12,7 @@ import kitlib
 from kitlib import paths
 from kitlib.notebooks import execute
 
-from .conftest import leftovers
+from ..conftest import leftovers
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 

@@ -2,49 +2,13 @@
 
 from __future__ import annotations
 
-import time
-
 import pandas as pd
 import pytest
 
-import kitlib
-from kitlib import cpu_sampler, paths
-from kitlib.errors import PlanError
+from kitlib import paths
 from kitlib.notebooks import execute
 
-from .conftest import leftovers
-
-
-def test_cpu_sampler_sees_a_busy_loop():
-    with cpu_sampler.CpuSampler() as idle:
-        time.sleep(0.5)
-    with cpu_sampler.CpuSampler() as busy:
-        deadline = time.monotonic() + 0.5
-        while time.monotonic() < deadline:
-            pass
-    assert busy.utilization is not None and 0 < busy.utilization <= 100
-    # one of the host's CPUs was busy the whole interval
-    import os
-
-    assert busy.utilization >= 100 / os.cpu_count() * 0.6
-    assert idle.utilization is not None and idle.utilization >= 0
-
-
-def test_bad_parameters():
-    with pytest.raises(PlanError, match="rr_tool"):
-        kitlib.plan("net", rr_tool="ping")
-    with pytest.raises(PlanError, match="iodepth"):
-        kitlib.plan("block", iodepth=0)
-
-
-def test_preflight_refuses_a_file_larger_than_the_free_space(isolated_dirs):
-    plan = kitlib.plan(
-        "block", environments=["native"], repetitions=1, file_mb=9_000_000, runtime=1, workloads=["rand_read"]
-    )
-    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
-    assert result.records.empty
-    reason = result.failures["reason"].iloc[0]
-    assert "free" in reason and "9000000 MB test file" in reason
+from ..conftest import leftovers
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ import pytest
 import kitlib
 from kitlib.procs import owned_processes
 
-from .conftest import leftovers, start_kit, wait_for
+from ..conftest import leftovers, start_kit, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 

@@ -7,7 +7,7 @@ import pytest
 from kitlib import parsers
 from kitlib.errors import ParseError
 
-from .conftest import DATA
+from ..conftest import DATA
 
 
 def values(tool: str, name: str) -> dict:

@@ -14,7 +14,7 @@ import kitlib
 from kitlib.experiments.redis import RedisWorkload
 from kitlib.procs import owned_processes
 
-from .conftest import leftovers, start_kit
+from ..conftest import leftovers, start_kit
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 

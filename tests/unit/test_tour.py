@@ -7,7 +7,6 @@ import nbformat
 import pytest
 
 from kitlib import paths, tour
-from kitlib.notebooks import execute
 
 TOUR = paths.notebooks_root() / "tour"
 CHAPTERS = sorted(TOUR.glob("*.ipynb"))
@@ -41,16 +40,3 @@ def test_exercises_accept_the_records_answers_and_refuse_others(chapter, records
 def test_the_tour_reads_one_host(records):
     """data/sample holds runs of more than one machine; the lessons compare environments of one."""
     assert records["host"].nunique() == 1 and len(records) > 1000
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
-def test_each_chapter_runs_with_papermill(chapter, tmp_path):
-    out = execute(chapter, tmp_path / chapter.name, {})
-    notebook = nbformat.read(out, 4)
-    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
-    text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert "records from data/sample" in text and "0 of 2 correct" in text
-    noisy = [o.text for o in outputs if o.output_type == "stream" and o.name == "stderr"]
-    assert not noisy, noisy

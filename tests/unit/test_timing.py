@@ -12,7 +12,7 @@ import pytest
 from kitlib import timing
 from kitlib.runner import tool_seconds
 
-RUN = Path(__file__).parent / "data" / "timing" / "redis-quick"
+RUN = Path(__file__).parents[1] / "data" / "timing" / "redis-quick"
 
 
 def units() -> list[dict]:

@@ -8,7 +8,7 @@ import pytest
 
 import kitlib
 
-from .conftest import leftovers
+from ..conftest import leftovers
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 

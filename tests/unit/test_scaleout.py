@@ -12,7 +12,7 @@ from kitlib.errors import ParseError, PlanError
 from kitlib.experiments import scaleout
 from kitlib.parsers import scaleout_load
 
-DATA = Path(__file__).parent / "data" / "scaleout"
+DATA = Path(__file__).parents[1] / "data" / "scaleout"
 
 
 def _by_metric(found):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from kitlib import reference
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 
 
 def test_every_row_is_complete_and_quoted():

@@ -8,7 +8,7 @@ from kitlib import parsers
 from kitlib.errors import ParseError
 from kitlib.experiments.redis import mix_of_phases
 
-from .conftest import DATA
+from ..conftest import DATA
 
 FILES = DATA / "redis-benchmark"
 
