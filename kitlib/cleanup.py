@@ -121,11 +121,18 @@ def clean_vms() -> list[str]:
     return cleanup_leftovers()
 
 
+def clean_namespace_hosts() -> list[str]:
+    from kitlib.testhost import clean_orphans
+
+    return clean_orphans()
+
+
 def clean_leftovers() -> list[str]:
     # the peer namespaces first: their load generators stop before the servers they talk to disappear;
     # VMs and system containers before links: a tap or veth goes once its user has exited
     return (
         clean_processes()
+        + clean_namespace_hosts()
         + clean_namespaces()
         + clean_vms()
         + clean_system_containers()

@@ -100,6 +100,7 @@ class NamespaceHost(StartStop):
             self.workdir = Path(tempfile.mkdtemp(prefix=f"{self.name}-", dir="/var/tmp"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "owner").write_text(f"{os.getpid()}\n")  # so `kit clean` can tell an orphan
         self._network()
         self._keys()
         self._sshd()
@@ -266,6 +267,43 @@ class NamespaceHost(StartStop):
         rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
         found += [f"rule {line}" for line in rules.splitlines() if self.name in line]
         return found
+
+
+def clean_orphans() -> list[str]:
+    """Namespace hosts whose owning process is gone (a killed test or script): their processes, the
+    containers of their engine (found by its cgroup parent), namespace, veth, rules and folders."""
+    from kitlib.forwarding import orphaned, remove
+    from kitlib.procs import pid_alive
+
+    removed = []
+    for owner_file in Path("/run").glob("kithost*/owner"):
+        try:
+            owner = int(owner_file.read_text().strip() or 0)
+        except (OSError, ValueError):
+            continue
+        if owner and pid_alive(owner):
+            continue
+        host = NamespaceHost.__new__(NamespaceHost)
+        token = owner_file.parent.name.removeprefix("kithost")
+        NamespaceHost.__init__(host, docker=False)
+        host.name = host.namespace = owner_file.parent.name
+        host.host_if, host.ns_if = f"kh{token}a", f"kh{token}b"
+        host.run_dir = owner_file.parent
+        host.workdir = next(Path("/var/tmp").glob(f"{host.name}-*"), None)
+        host._netns = True
+        pids = set(_pids_mentioning(host.name))
+        for procs in Path("/sys/fs/cgroup").glob(f"*/{host.name}/**/cgroup.procs"):
+            pids.update(int(pid) for pid in procs.read_text().split())
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for rule in orphaned(lambda label, name=host.name: label == name):
+            remove(rule)
+        host.stop()
+        removed.append(f"namespace host {host.name} of pid {owner} ({len(pids)} processes)")
+    return removed
 
 
 def _port_open(address: str, port: int) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +135,49 @@ def test_a_third_host_runs_the_client(namespace_host, client_host, docker_client
     assert session["peer"]["kind"] == "remote" and session["peer"]["host_address"] == namespace_host.address
     assert remote(namespace_host, "docker ps -aq; docker volume ls -q").strip() == ""
     assert processes_in(namespace_host) == [] and processes_in(client_host) == []
+
+
+def test_kit_clean_removes_a_namespace_host_whose_owner_was_killed(tmp_path):
+    """A script holding a namespace host (its sshd and Docker engine) is killed with SIGKILL; `kit clean`
+    then removes its processes, namespace, veth, rules, cgroups and folders."""
+    import os
+    import sys
+
+    from kitlib.cleanup import clean_leftovers
+    from kitlib.signals import default_dispositions
+    from kitlib.testhost import NamespaceHost
+
+    from ..conftest import wait_for
+
+    script = (
+        "import sys, time\n"
+        "from kitlib.testhost import NamespaceHost\n"
+        "host = NamespaceHost()\n"
+        "host.start()\n"
+        "print(host.name, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    ready = tmp_path / "name"
+    with ready.open("w") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=default_dispositions,
+            env={**os.environ, "PYTHONPATH": os.getcwd()},
+        )
+    try:
+        wait_for(lambda: "kithost" in ready.read_text(), 120, child, "the namespace host")
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    name = next(word for word in ready.read_text().split() if word.startswith("kithost"))
+    host = NamespaceHost(docker=False)
+    host.name = host.namespace = name
+    host.run_dir = host.run_dir.parent / name
+    host.workdir = None
+    assert host.leftovers(), "the killed script's host is still there"
+    removed = clean_leftovers()
+    assert any(name in line for line in removed), removed
+    assert host.leftovers() == []
+    assert not list(Path("/var/tmp").glob(f"{name}-*"))
