@@ -24,15 +24,15 @@ from ..conftest import leftovers, start_kit, wait_for
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
 
-def _redis_args(envs: list[str], clients: str, requests: int) -> list[str]:
-    args = ["run", "redis", "--no-notebook", "--repetitions", "1"]
+def _redis_args(envs: list[str], clients: str, requests: int, order: str = "interleaved") -> list[str]:
+    args = ["run", "redis", "--no-notebook", "--repetitions", "1", "--order", order]
     for env in envs:
         args += ["--env", env]
     return args + ["-p", "clients", clients, "-p", "requests", str(requests)]
 
 
-def _run_dir(results: Path, envs: list[str], clients: list[int], requests: int) -> Path:
-    plan = kitlib.plan("redis", environments=envs, repetitions=1, clients=clients, requests=requests)
+def _run_dir(results: Path, envs: list[str], clients: list[int], requests: int, order: str = "interleaved") -> Path:
+    plan = kitlib.plan("redis", environments=envs, repetitions=1, clients=clients, requests=requests, order=order)
     return results / "redis" / plan.run_id
 
 
@@ -91,8 +91,9 @@ def test_a_killed_load_generator_and_a_killed_server_fail_their_points_and_the_r
     docker_client, root_netns, bench_image, isolated_dirs
 ):
     results = isolated_dirs[0]
+    # blocked order: both Docker points come first, in the order listed, whatever the machine
     envs, requests = ["docker-host-volume", "native"], 100_000
-    proc = start_kit(_redis_args(envs, "[1, 2]", requests), {"KIT_RESULTS": str(results)})
+    proc = start_kit(_redis_args(envs, "[1, 2]", requests, "blocked"), {"KIT_RESULTS": str(results)})
 
     def generator_of(clients: int) -> list[int]:
         return [
@@ -105,13 +106,19 @@ def test_a_killed_load_generator_and_a_killed_server_fail_their_points_and_the_r
     for pid in generator_of(1):
         os.kill(pid, signal.SIGKILL)
     wait_for(lambda: generator_of(2), 240, proc, "the second point")
+    # held while its server is killed, so the point cannot finish first however fast the machine is
+    held = generator_of(2)
+    for pid in held:
+        os.kill(pid, signal.SIGSTOP)
     container = docker_client.containers.list(filters={"label": f"org.kitlib.pid={proc.pid}"})[0]
     subprocess.run(["docker", "kill", container.id], capture_output=True, check=True, timeout=60)
+    for pid in held:
+        os.kill(pid, signal.SIGCONT)
     killed = time.monotonic()
     output, _ = proc.communicate(timeout=400)
     assert proc.returncode == 1, output
     assert "2 failed units" in output, output
-    run_dir = _run_dir(results, envs, [1, 2], requests)
+    run_dir = _run_dir(results, envs, [1, 2], requests, "blocked")
     failures = pd.read_csv(run_dir / "failures.csv")
     assert set(failures["env"]) == {"docker-host-volume"} and len(failures) == 2
     reasons = " ".join(failures["reason"])
