@@ -60,7 +60,7 @@ class DockerTunnel(StartStop):
         with self._lock:
             channels, self._channels = list(self._channels), set()
         for channel in channels:
-            channel.close()
+            _close_quietly(channel)
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -105,9 +105,20 @@ class DockerTunnel(StartStop):
                 pass
             upstream.join(timeout=5)
             local.close()
-            channel.close()
+            _close_quietly(channel)
             with self._lock:
                 self._channels.discard(channel)
+
+
+def _close_quietly(channel) -> None:
+    """Close a forwarded stream whose SSH transport may already be gone (the engine's side ended the
+    session, or the connection closed under it): paramiko then raises from sending the close."""
+    import paramiko
+
+    try:
+        channel.close()
+    except (OSError, EOFError, paramiko.SSHException):
+        pass
 
 
 def _pump_up(local: socket.socket, channel) -> None:
@@ -180,7 +191,7 @@ def ship(image, connection, *, socket_path: str | None, where: str, progress: bo
             status = channel.recv_exit_status()
             errors = channel.recv_stderr(65536)
         finally:
-            channel.close()
+            _close_quietly(channel)
     if status != 0:
         text = (output + errors).decode(errors="replace").strip()[-800:]
         raise EnvironmentUnavailable(f"{where}: `docker load` of {tag} failed (exit {status}): {text}")

@@ -37,6 +37,8 @@ def test_quick_notebook_run(name, parameters, docker_client, root_netns, bench_i
         },
     )
     run_dir = next(results.glob(f"{name}/*/"))
+    failures = run_dir / "failures.csv"
+    assert not failures.exists() or pd.read_csv(failures).empty, failures.read_text()
     records = pd.read_csv(run_dir / "records.csv")
     assert set(records["env"]) == {"native", "docker-host-volume"}
     assert (records["value"] > 0).all()
