@@ -8,6 +8,7 @@ which prints
     (stdin): 6392.9 KiB / 16.0 MiB = 0.390, 4.3 MiB/s, 0:03
     kit-elapsed-seconds 3.721
 
+(a run under a second ends its line at the ratio: `(stdin): 1631.2 KiB / 4096.0 KiB = 0.398`).
 Throughput is input bytes over the wall-clock time bash measured (10^6 bytes per MB); xz's own
 line gives the compression ratio (its rate is rounded, so it is not used).
 """
@@ -22,7 +23,7 @@ from kitlib.records import Measurement
 TOOL = "xz"
 _INPUT = re.compile(r"^kit-input-bytes (\d+)\s*$", re.M)
 _ELAPSED = re.compile(r"^kit-elapsed-seconds ([0-9.]+)\s*$", re.M)
-_RATIO = re.compile(r"\(stdin\):.* = ([0-9.]+), ")
+_RATIO = re.compile(r"\(stdin\):.* = ([0-9.]+)(?:,|\s*$)", re.M)
 
 
 def parse(text: str, source: str) -> list[Measurement]:

@@ -47,6 +47,12 @@ def test_xz_parser_on_a_real_run(tmp_path):
         parsers.parse_file("xz", cut)
 
 
+def test_xz_parser_on_a_run_under_a_second():
+    """Below one second xz prints neither its rate nor its time, only sizes and the ratio."""
+    found = {m.metric: m.value for m in parsers.parse_file("xz", DATA / "xz" / "corpus4m-t2-under-a-second.txt")}
+    assert found == pytest.approx({"throughput": 4194304 / 0.985 / 1e6, "elapsed": 0.985, "ratio": 0.398})
+
+
 def test_sizing_rules():
     assert hpcc_run.grid(2) == (1, 2) and hpcc_run.grid(16) == (4, 4) and hpcc_run.grid(6) == (2, 3)
     n = hpcc_run.n_for_stream(32 * 1024**2, 2, 4.0)
