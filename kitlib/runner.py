@@ -29,6 +29,7 @@ from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, Parse
 from kitlib.experiments.base import Workload
 from kitlib.peer import make_peer
 from kitlib.planning import Plan
+from kitlib.ports import free_ports
 from kitlib.records import place
 from kitlib.store import RunStore, unit_key
 
@@ -141,7 +142,7 @@ def _execute(
     }
     bar = _progress(len(todo), f"{plan.experiment} ({plan.profile})", progress)
     sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
-    ports = _free_ports(max(u.workload.ports_needed for u in todo))
+    ports = free_ports(max(u.workload.ports_needed for u in todo))
     layout = cpus.split(sut_cores, ports)
     if plan.sut_host:  # another machine: its CPUs are its own, the client may use all of this one's
         layout = cpus.Layout(sut_cpus=[], client_cpus=cpus.available_cpus(), ports=ports)
@@ -229,6 +230,7 @@ def _run_environment(
                     _run_unit(unit, env, peer, plan, store, placement)
                     bar.update(1)
                 workload.finish(env, peer)
+            session["environments"][label] = env.describe()  # again: what the workloads added (companions)
             session["commands"].extend(env.commands)
     except (EnvironmentUnavailable, CommandFailed, *_engine_errors()) as exc:
         reason = f"{label} unavailable: {_reason(exc)}"
@@ -357,20 +359,6 @@ def _tool_versions_on_host() -> dict[str, str]:
 
     _, output = run_bounded(provenance.DPKG_QUERY, timeout=60)
     return provenance.parse_dpkg(output)
-
-
-def _free_ports(count: int) -> list[int]:
-    """Ports free on this host now, held open together so they are distinct."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.bind(("0.0.0.0", 0))
-            sockets.append(sock)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 class _NoBar:

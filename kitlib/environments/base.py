@@ -180,6 +180,12 @@ class Environment(StartStop, abc.ABC):
             time.sleep(0.2)
         raise EnvironmentUnavailable(f"{self.label}: nothing listened on port {port} within {timeout:.0f} s")
 
+    def companion(self, index: int, ports: Sequence[int]) -> Environment | None:
+        """Another instance of this environment for one more server of a scale-out (its own
+        container where the kind has containers), started now and removed when this one stops;
+        None where the kind's instances are processes side by side in this environment."""
+        return None
+
     # -- where things are ------------------------------------------------------------------
     @abc.abstractmethod
     def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:

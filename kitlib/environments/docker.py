@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kitlib import naming
-from kitlib.environments.base import Environment, Service
+from kitlib.environments.base import Environment, Layout, Service
 from kitlib.errors import EnvironmentUnavailable
+from kitlib.ports import free_ports
 
 DATA_DIR = "/data"
 
@@ -75,13 +76,18 @@ class ContainerService(Service):
 class DockerEnvironment(Environment):
     kind = "docker"
 
-    def __init__(self, *args: Any, image: str, client=None, **kwargs: Any):
+    def __init__(self, *args: Any, image: str, client=None, host_ports: dict[int, int] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.image = image
         self.client = client
         self.container = None
         self.volume = None
         self.published: dict[int, int] = {}
+        #: host port of each published port (default: the same number, see `_create`)
+        self.host_ports = host_ports or {}
+        #: appended to the container's name, so companions of one label get names of their own
+        self.name_suffix = ""
+        self._companions: list[DockerEnvironment] = []
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
@@ -96,7 +102,7 @@ class DockerEnvironment(Environment):
 
     def _create(self) -> None:
         labels = naming.docker_labels(self.run_label)
-        name = f"{self.run_label}-{self.spec.label.replace('+', '-')}"
+        name = f"{self.run_label}-{self.spec.label.replace('+', '-')}{self.name_suffix}"
         kwargs: dict[str, Any] = {
             "name": name,
             "labels": labels,
@@ -111,7 +117,7 @@ class DockerEnvironment(Environment):
         else:
             # the same number outside and inside: tools that tell their peer a data port (nuttcp, netperf)
             # keep working through NAT; the runner chose ports free on this host
-            self.published = {port: port for port in self.layout.ports}
+            self.published = {port: self.host_ports.get(port, port) for port in self.layout.ports}
             kwargs["ports"] = {}
             for port, host_port in self.published.items():
                 kwargs["ports"][f"{port}/tcp"] = host_port
@@ -142,7 +148,27 @@ class DockerEnvironment(Environment):
             kwargs["cpuset_mems"] = str(options["numa"])
         return kwargs
 
+    def companion(self, index: int, ports: Sequence[int]) -> DockerEnvironment:
+        """A second container of this label (same image, options, CPUs and engine; its own volume)
+        serving `ports`; behind NAT they are published on other free host ports, since this
+        container already holds the same numbers on the host."""
+        layout = Layout(list(self.layout.sut_cpus), list(self.layout.client_cpus), list(ports))
+        host_ports = dict(zip(ports, free_ports(len(ports)), strict=True)) if self.spec.network != "host" else None
+        twin = self._twin(layout, host_ports)
+        twin.name_suffix = f"{self.name_suffix}-i{index}"
+        twin.commands = self.commands  # one command log per label, as provenance promises
+        self._companions.append(twin)
+        twin.start()
+        return twin
+
+    def _twin(self, layout: Layout, host_ports: dict[int, int] | None) -> DockerEnvironment:
+        return DockerEnvironment(
+            self.spec, layout, run_label=self.run_label, image=self.image, client=self.client, host_ports=host_ports
+        )
+
     def _teardown(self) -> None:
+        while self._companions:
+            self._companions.pop().stop()
         if self.container is not None:
             try:
                 self.container.remove(force=True, v=True)
@@ -193,6 +219,11 @@ class DockerEnvironment(Environment):
             info["storage_driver"] = self.client.info().get("Driver")
             info["cgroup"] = self._cgroup_options()
             info["published_ports"] = {str(k): v for k, v in self.published.items()}
+            if self._companions:
+                info["companions"] = [
+                    {"container": c.container.name if c.container else None, "published_ports": c.published}
+                    for c in self._companions
+                ]
             try:
                 info["image_id"] = self.client.images.get(self.image).id
             except Exception:

@@ -56,6 +56,10 @@ class RemoteDockerEnvironment(DockerEnvironment):
         )
         super().start()
 
+    def companion(self, index: int, ports: Sequence[int]) -> None:
+        """On a remote engine a scale-out's instances share the one container (not yet one each)."""
+        return None
+
     def _cgroup_options(self) -> dict[str, Any]:
         """The remote host's CPUs are its own: no cpuset unless the label names one."""
         options = super()._cgroup_options()

@@ -11,9 +11,11 @@ and records each one's aggregate throughput (all requests / wall time of the bun
 `speedup` = scale-out / baseline of that trial, beside the ideal `instances`. Each loader sends
 75% GET / 25% SET (by request count, GETs first), 1-byte values by default, pipelining.
 
-The N instances run in the environment under test: N processes on `native`, N processes in the one
-container of a Docker label (not yet N containers). Each instance keeps the whole keyspace (filled
-once, directly), so a GET hits whichever instance the proxy picks; AOF with `everysec` as the post.
+The N instances run in the environment under test: N processes on `native`, N containers of a
+Docker label (the label's options, CPUs and storage each; behind NAT each publishes its own port),
+recorded as `containers` (0 on native); on a remote engine they share one container. Each instance
+keeps the whole keyspace (filled once, directly), so a GET hits whichever instance the proxy picks;
+AOF with `everysec` as the post.
 
 Placement (a swept point column): `default` leaves the instances to the scheduler over the SUT
 CPUs; `pinned` pins instance i (all its threads) to SUT CPU i. Where the host has fewer SUT CPUs
@@ -23,10 +25,7 @@ than instances, pinning shares CPUs and `placement_applicable` is recorded False
 
 from __future__ import annotations
 
-import random
 import shlex
-import socket
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -37,6 +36,7 @@ from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.experiments.redis import fill_script
 from kitlib.parsers import redis_benchmark, scaleout_load
 from kitlib.peer import Peer
+from kitlib.ports import free_ports
 from kitlib.records import Measurement
 
 PLACEMENTS = ("default", "pinned")
@@ -78,6 +78,9 @@ class ScaleoutWorkload(Workload):
         self.ports_needed = params.instances
         self.targets: list[tuple[str, int]] = []
         self.pids: list[str] = []
+        #: the environment each instance runs in: its own container on Docker labels, else the one
+        self.homes: list[Environment] = []
+        self.containers = 0
         self.proxy_port = self.stats_port = 0
 
     def points(self) -> list[dict[str, Any]]:
@@ -90,12 +93,15 @@ class ScaleoutWorkload(Workload):
                 f"{env.label}: the scale-out runs on native and Docker labels only for now "
                 f"(one guest per instance is not built yet); got kind {env.kind!r}"
             )
-        self.targets, self.pids = [], []
+        self.targets, self.pids, self.homes = [], [], []
         for i, port in enumerate(env.layout.ports[: p.instances]):
-            data = f"{env.data_dir.rstrip('/')}/scaleout-{i}"
-            env.run(["mkdir", "-p", data], timeout=30)
-            env.start_service(f"redis-{i}", server_argv(port, data), ready_port=port)
-            self.targets.append(env.address_for_peer(port, peer.host_address))
+            home = (env.companion(i, [port]) if i else None) or env
+            data = f"{home.data_dir.rstrip('/')}/scaleout-{i}"
+            home.run(["mkdir", "-p", data], timeout=30)
+            home.start_service(f"redis-{i}", server_argv(port, data), ready_port=port)
+            self.targets.append(home.address_for_peer(port, peer.host_address))
+            self.homes.append(home)
+        self.containers = len({id(home) for home in self.homes}) if env.kind == "docker" else 0
         for host, port in self.targets:
             cli = ["redis-cli", "-h", host, "-p", str(port)]
             peer.run([*cli, "FLUSHALL"], timeout=60)
@@ -111,9 +117,9 @@ class ScaleoutWorkload(Workload):
     def place(self, env: Environment, placement: str) -> None:
         """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
         cpus = env.layout.sut_cpus
-        for i, pid in enumerate(self.pids):
+        for i, (pid, home) in enumerate(zip(self.pids, self.homes, strict=True)):
             allowed = str(cpus[i % len(cpus)]) if placement == "pinned" else ",".join(map(str, cpus))
-            env.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
+            home.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         assert self.targets, "prepare() first"
@@ -170,6 +176,7 @@ class ScaleoutWorkload(Workload):
             "proxy": p.proxy,
             "get_share": GET_SHARE,
             "irq_pinning": "not done",
+            "containers": self.containers,
         }
 
 
@@ -200,24 +207,6 @@ def server_pid(info: str, where: str) -> str:
         if line.startswith("process_id:"):
             return line.split(":", 1)[1].strip()
     raise CommandFailed(f"scaleout: INFO server of {where} has no process_id")
-
-
-def free_ports(count: int) -> list[int]:
-    """Ports free on this host and below the kernel's ephemeral range: the load generators' own client
-    ports (and their TIME_WAIT leftovers) are drawn from that range and must never hold a port the next
-    point's proxy listens on."""
-    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    rng, found = random.Random(), []
-    while len(found) < count:
-        port = rng.randrange(max(1024, low - 12000), low)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        if port not in found:
-            found.append(port)
-    return found
 
 
 def load_script(loaders: int, host: str, port: int, requests: int, p: ScaleoutParams) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pandas as pd
@@ -36,6 +37,16 @@ def test_quick_scaleout_records_speedup_and_placement(docker_client, root_netns,
     assert len(speedup) == len(ENVS) * 2 and (speedup["value"] > 0).all()
     assert set(records["placement"]) == {"default", "pinned"} and set(records["irq_pinning"]) == {"not done"}
     assert (records["instances"] == 2).all()
+    # one container per instance on the Docker label (each behind its own published port), none on native
+    assert records.groupby("env")["containers"].unique().map(list).to_dict() == {
+        "docker-nat-volume": [2],
+        "native": [0],
+    }
+    session = json.loads((run_dir / "provenance.json").read_text())["sessions"][-1]
+    companions = session["environments"]["docker-nat-volume"]["companions"]
+    assert len(companions) == 1 and companions[0]["container"].endswith("-i1")
+    served = [c["argv"][0] for c in session["commands"] if c.get("service", "").startswith("redis-")]
+    assert served.count("redis-server") == 4, "every instance's server command is in provenance"
     for name in ("scaleout-fig3-throughput", "scaleout-fig4-speedup"):
         assert (figures / f"{name}.png").stat().st_size > 10_000
     assert leftovers(docker_client) == [] and leftovers(docker_client, os.getpid()) == []
