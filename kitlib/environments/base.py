@@ -158,6 +158,11 @@ class Environment(StartStop, abc.ABC):
             self.wait_for_port(ready_port, ready_timeout, service)
         return service
 
+    def hold(self, service: Service) -> Service:
+        """Undo `service` (a change made for this environment's run) when this environment stops."""
+        self._services.append(service)
+        return service
+
     @abc.abstractmethod
     def _spawn(self, name: str, argv: list[str]) -> Service: ...
 

@@ -19,17 +19,21 @@ AOF with `everysec` as the post.
 
 Placement (a swept point column): `default` leaves the instances to the scheduler over the SUT
 CPUs; `pinned` pins instance i (all its threads) to SUT CPU i. Where the host has fewer SUT CPUs
-than instances, pinning shares CPUs and `placement_applicable` is recorded False. Interrupt pinning
-(irqbalance stopped, vectors pinned) is not done by the kit; every record says so (`irq_pinning`).
+than instances, pinning shares CPUs and the placement claims are not decided. With `irq_pinning`
+(root) the peer link's interrupt vectors are pinned to the SUT CPUs and irqbalance stopped until
+the environment stops; every record says what was done (`irq_pinning`: "not done", "not
+applicable" for a virtual link, or the vectors and CPUs).
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kitlib import irq
 from kitlib.environments.base import Environment
 from kitlib.errors import CommandFailed, EnvironmentUnavailable
 from kitlib.experiments.base import Experiment, RawResult, Workload
@@ -58,6 +62,16 @@ class ScaleoutParams(BaseModel):
     value_size: int = Field(1, description="bytes per value (the post: 1)", ge=1, le=1_000_000)
     proxy: Literal["twemproxy", "haproxy"] = Field("twemproxy", description="the proxy tier on the peer")
     placements: list[str] = Field(default_factory=lambda: list(PLACEMENTS), description="placements swept")
+    irq_pinning: bool = Field(
+        False, description="pin the peer link's interrupts to the SUT CPUs, irqbalance stopped for the run (root)"
+    )
+
+    @field_validator("irq_pinning")
+    @classmethod
+    def _root_for_irqs(cls, value: bool) -> bool:
+        if value and os.geteuid() != 0:
+            raise ValueError("interrupt pinning writes /proc/irq and stops irqbalance: it needs root")
+        return value
 
     @field_validator("placements")
     @classmethod
@@ -81,6 +95,7 @@ class ScaleoutWorkload(Workload):
         #: the environment each instance runs in: its own container on Docker labels, else the one
         self.homes: list[Environment] = []
         self.containers = 0
+        self.irq_state = "not done"
         self.proxy_port = self.stats_port = 0
 
     def points(self) -> list[dict[str, Any]]:
@@ -102,6 +117,7 @@ class ScaleoutWorkload(Workload):
             self.targets.append(home.address_for_peer(port, peer.host_address))
             self.homes.append(home)
         self.containers = len({id(home) for home in self.homes}) if env.kind == "docker" else 0
+        self.irq_state = self._pin_interrupts(env, peer) if p.irq_pinning else "not done"
         for host, port in self.targets:
             cli = ["redis-cli", "-h", host, "-p", str(port)]
             peer.run([*cli, "FLUSHALL"], timeout=60)
@@ -113,6 +129,13 @@ class ScaleoutWorkload(Workload):
                 )
             self.pids.append(server_pid(peer.run([*cli, "INFO", "server"], timeout=60).output, f"{host}:{port}"))
         self.proxy_port, self.stats_port = free_ports(2)
+
+    def _pin_interrupts(self, env: Environment, peer: Peer) -> str:
+        """The peer link's interrupts on the SUT CPUs until the environment stops (see `kitlib.irq`)."""
+        if getattr(env, "host", None):
+            return "not done: the system under test is on another host"
+        pinning = env.hold(irq.IrqPinning(irq.interface_with(peer.host_address), env.layout.sut_cpus))
+        return pinning.start()
 
     def place(self, env: Environment, placement: str) -> None:
         """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
@@ -175,7 +198,7 @@ class ScaleoutWorkload(Workload):
             "value_size": p.value_size,
             "proxy": p.proxy,
             "get_share": GET_SHARE,
-            "irq_pinning": "not done",
+            "irq_pinning": self.irq_state,
             "containers": self.containers,
         }
 

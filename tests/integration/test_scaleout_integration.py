@@ -17,7 +17,7 @@ from ..conftest import leftovers
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
 ENVS = ["native", "docker-nat-volume"]
-TINY = {"requests": 4000, "keyspace": 2000, "clients": 4}
+TINY = {"requests": 4000, "keyspace": 2000, "clients": 4, "irq_pinning": True}
 
 
 def test_quick_scaleout_records_speedup_and_placement(docker_client, root_netns, bench_image, isolated_dirs):
@@ -31,18 +31,20 @@ def test_quick_scaleout_records_speedup_and_placement(docker_client, root_netns,
     run_dir = results / "scaleout" / plan.run_id
     assert not (run_dir / "failures.csv").exists()
     records = pd.read_csv(run_dir / "records.csv")
+    session = json.loads((run_dir / "provenance.json").read_text())["sessions"][-1]
     throughput = records[records["metric"] == "throughput"]
     assert set(throughput["config"]) == {"baseline", "scale-out"} and (throughput["value"] > 0).all()
     speedup = records[records["metric"] == "speedup"]
     assert len(speedup) == len(ENVS) * 2 and (speedup["value"] > 0).all()
-    assert set(records["placement"]) == {"default", "pinned"} and set(records["irq_pinning"]) == {"not done"}
+    assert set(records["placement"]) == {"default", "pinned"} and set(records["irq_pinning"]) == {
+        f"not applicable: {session['peer']['link'].split()[1].split('<->')[0]} is a virtual link without interrupts"
+    }
     assert (records["instances"] == 2).all()
     # one container per instance on the Docker label (each behind its own published port), none on native
     assert records.groupby("env")["containers"].unique().map(list).to_dict() == {
         "docker-nat-volume": [2],
         "native": [0],
     }
-    session = json.loads((run_dir / "provenance.json").read_text())["sessions"][-1]
     companions = session["environments"]["docker-nat-volume"]["companions"]
     assert len(companions) == 1 and companions[0]["container"].endswith("-i1")
     served = [c["argv"][0] for c in session["commands"] if c.get("service", "").startswith("redis-")]
