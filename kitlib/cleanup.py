@@ -6,9 +6,9 @@ Only objects whose owning process is gone are touched, so a run in progress is l
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 from kitlib import naming, paths
+from kitlib.host import commands, forwarding
 from kitlib.procs import owned_processes, pid_alive
 
 
@@ -62,32 +62,30 @@ def clean_processes() -> list[str]:
 def clean_namespaces() -> list[str]:
     """Peer namespaces of dead runs, and the load generators still running in them."""
     removed = []
-    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False).stdout
+    namespaces = commands.run(["ip", "netns", "list"]).stdout
     for line in namespaces.splitlines():
         name = line.split()[0] if line.split() else ""
         if name.startswith(naming.PREFIX) and _orphaned(name):
-            pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
+            pids = commands.run(["ip", "netns", "pids", name]).stdout.split()
             for pid in pids:  # clients a killed run left behind in its peer namespace
-                subprocess.run(["kill", "-KILL", pid], capture_output=True, check=False)
+                commands.run(["kill", "-KILL", pid])
                 removed.append(f"process {pid} in netns {name}")
-            subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
+            commands.run(["ip", "netns", "del", name])
             removed.append(f"netns {name}")
     return removed
 
 
 def clean_links() -> list[str]:
     """veths and taps of dead runs, and the FORWARD rules that let the peer reach them."""
-    from kitlib import forwarding
-
     removed = []
     for rule in forwarding.orphaned(_orphaned):
         forwarding.remove(rule)
         removed.append(f"iptables rule {' '.join(rule)}")
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True, check=False).stdout
+    links = commands.run(["ip", "-o", "link", "show"]).stdout
     for line in links.splitlines():
         name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
         if name.startswith("k") and _orphaned(name):
-            subprocess.run(["ip", "link", "del", name], capture_output=True, check=False)
+            commands.run(["ip", "link", "del", name])
             removed.append(f"link {name}")
     return removed
 
@@ -108,7 +106,7 @@ def clean_system_containers() -> list[str]:
 
     removed = []
     for lxcpath, name in orphaned_containers(_orphaned):
-        subprocess.run(["lxc-stop", "-P", lxcpath, "-n", name, "-k"], capture_output=True, check=False)
+        commands.run(["lxc-stop", "-P", lxcpath, "-n", name, "-k"])
         removed.append(f"system container {name}")
     return removed
 

@@ -13,8 +13,8 @@ import socket
 import tempfile
 import threading
 
-from kitlib.environments.base import StartStop
 from kitlib.errors import EnvironmentUnavailable
+from kitlib.host.lifecycle import StartStop
 
 #: bound on one read or write of a forwarded stream, and on shipping an image
 CHANNEL_TIMEOUT_S = 600.0

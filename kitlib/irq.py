@@ -17,7 +17,7 @@ from pathlib import Path
 
 from kitlib.environments.base import Service
 from kitlib.errors import EnvironmentUnavailable
-from kitlib.procs import run_bounded
+from kitlib.host import commands
 
 NET = Path("/sys/class/net")
 IRQ = Path("/proc/irq")
@@ -25,8 +25,8 @@ IRQ = Path("/proc/irq")
 
 def interface_with(address: str) -> str:
     """The local interface holding `address` (the side of the link the peer sends to)."""
-    code, output = run_bounded(["ip", "-o", "addr", "show", "to", address], timeout=10)
-    match = re.match(r"\d+:\s+(\S+)", output) if code == 0 else None
+    done = commands.run(["ip", "-o", "addr", "show", "to", address], timeout=10)
+    match = re.match(r"\d+:\s+(\S+)", done.output) if done.ok else None
     if not match:
         raise EnvironmentUnavailable(f"interrupt pinning: no local interface holds {address}")
     return match.group(1).split("@")[0]
@@ -96,19 +96,20 @@ class IrqPinning(Service):
         return bool(self.saved)
 
     def _stop_irqbalance(self) -> None:
-        if run_bounded(["systemctl", "is-active", "--quiet", "irqbalance"], timeout=10)[0] == 0:
-            run_bounded(["systemctl", "stop", "irqbalance"], timeout=30)
+        if commands.run(["systemctl", "is-active", "--quiet", "irqbalance"], timeout=10).ok:
+            commands.run(["systemctl", "stop", "irqbalance"], timeout=30)
             self.irqbalance = "systemd"
             return
-        code, pids = run_bounded(["pidof", "irqbalance"], timeout=10)
-        if code == 0 and pids.split():
-            pid = pids.split()[0]
+        pids = commands.run(["pidof", "irqbalance"], timeout=10)
+        if pids.ok and pids.output.split():
+            pid = pids.output.split()[0]
             self.irqbalance = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-            run_bounded(["kill", pid], timeout=10)
+            commands.run(["kill", pid], timeout=10)
 
     def _restart_irqbalance(self) -> None:
         how, self.irqbalance = self.irqbalance, None
         if how == "systemd":
-            run_bounded(["systemctl", "start", "irqbalance"], timeout=30)
+            commands.run(["systemctl", "start", "irqbalance"], timeout=30)
         elif how:
-            subprocess.Popen(how.split(), start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            # not a child of the run: it outlives it, as it ran before
+            commands.spawn(how.split(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=None)

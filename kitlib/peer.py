@@ -12,19 +12,16 @@ from __future__ import annotations
 import abc
 import ipaddress
 import os
-import random
-import subprocess
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from kitlib import naming
-from kitlib.environments.base import CommandResult, StartStop
+from kitlib.environments.base import CommandResult
 from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.host import links
+from kitlib.host.lifecycle import StartStop
 from kitlib.procs import loggable, pinned, run_bounded
-
-#: The range peer subnets are drawn from (a /30 each); skipped where the host already routes it.
-PEER_SUPERNET = ipaddress.ip_network("10.231.0.0/16")
 
 
 class Peer(StartStop, abc.ABC):
@@ -125,7 +122,7 @@ class NamespacePeer(Peer):
     def start(self) -> None:
         if os.geteuid() != 0:
             raise EnvironmentUnavailable("a peer namespace needs root (ip netns add)")
-        self._subnet = _free_subnet()
+        self._subnet = links.free_subnet()
         host_ip, peer_ip = f"{self.host_address}/30", f"{self.peer_address}/30"
         self._created = True
         for argv in (
@@ -139,14 +136,14 @@ class NamespacePeer(Peer):
             ["ip", "netns", "exec", self.namespace, "ip", "link", "set", "lo", "up"],
             ["ip", "netns", "exec", self.namespace, "ip", "route", "add", "default", "via", self.host_address],
         ):
-            _ip(argv)
+            links.ip(argv)
 
     def stop(self) -> None:
         if not self._created:
             return
         self._created = False
-        subprocess.run(["ip", "netns", "del", self.namespace], capture_output=True, check=False)
-        subprocess.run(["ip", "link", "del", self.host_if], capture_output=True, check=False)
+        links.quietly(["ip", "netns", "del", self.namespace])
+        links.quietly(["ip", "link", "del", self.host_if])
 
     def _execute(self, argv: list[str], timeout: float) -> tuple[int | None, str]:
         return run_bounded(["ip", "netns", "exec", self.namespace, *argv], timeout=timeout)
@@ -203,38 +200,6 @@ class RemotePeer(Peer):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "host": self.host}
-
-
-def _ip(argv: list[str]) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise EnvironmentUnavailable(f"cannot set up the peer namespace: `{' '.join(argv)}`: {done.stderr.strip()}")
-
-
-def _free_subnet() -> ipaddress.IPv4Network:
-    """A /30 of PEER_SUPERNET that no address or route of this host overlaps."""
-    used = _routed_networks()
-    candidates = list(PEER_SUPERNET.subnets(new_prefix=30))
-    random.shuffle(candidates)
-    for subnet in candidates[:2000]:
-        if not any(subnet.overlaps(net) for net in used):
-            return subnet
-    raise EnvironmentUnavailable(f"no free /30 in {PEER_SUPERNET} for the peer namespace")
-
-
-def _routed_networks() -> list[ipaddress.IPv4Network]:
-    out = subprocess.run(["ip", "-4", "-o", "route", "show", "table", "all"], capture_output=True, text=True).stdout
-    out += subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True).stdout
-    nets = []
-    for word in out.split():
-        if "/" in word or word.count(".") == 3:
-            try:
-                net = ipaddress.ip_network(word, strict=False)
-            except ValueError:
-                continue
-            if net.prefixlen > 0:
-                nets.append(net)
-    return nets
 
 
 def make_peer(plan, client_cpus: Sequence[int], run_label: str) -> Peer:

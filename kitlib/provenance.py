@@ -7,12 +7,12 @@ import os
 import platform
 import shutil
 import socket
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from kitlib import __version__, paths
+from kitlib.host import commands
 
 #: Debian packages whose versions are recorded in every environment that runs them.
 TOOL_PACKAGES = (
@@ -100,7 +100,7 @@ def collect_virtualization() -> str:
     """`systemd-detect-virt`'s answer where it exists, else `vm` when the CPU flags say `hypervisor`,
     else `none`: whether `native` here is bare metal."""
     if shutil.which("systemd-detect-virt"):
-        done = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True, check=False, timeout=30)
+        done = commands.run(["systemd-detect-virt"], timeout=30)
         if done.stdout.strip():
             return done.stdout.strip()
     try:
@@ -115,8 +115,7 @@ def collect_kitlib() -> dict[str, Any]:
     if shutil.which("git") and (paths.PROJECT_ROOT / ".git").exists():
 
         def run(*args: str) -> str:
-            done = subprocess.run(["git", "-C", str(paths.PROJECT_ROOT), *args], capture_output=True, text=True)
-            return done.stdout.strip()
+            return commands.run(["git", "-C", str(paths.PROJECT_ROOT), *args]).stdout.strip()
 
         commit = run("rev-parse", "HEAD") or None
         dirty = bool(run("status", "--porcelain", "--untracked-files=no"))
@@ -142,7 +141,7 @@ def collect_docker() -> dict[str, Any] | None:
 
 
 def _userland_proxy() -> bool:
-    out = subprocess.run(["pgrep", "-a", "dockerd"], capture_output=True, text=True, check=False).stdout
+    out = commands.run(["pgrep", "-a", "dockerd"]).stdout
     return "--userland-proxy=false" not in out
 
 

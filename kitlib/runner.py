@@ -27,6 +27,7 @@ from typing import Any
 from kitlib import cpus, environments, experiments, naming, paths, provenance, signals
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
 from kitlib.experiments.base import Workload
+from kitlib.host import commands as host_commands
 from kitlib.peer import make_peer
 from kitlib.planning import Plan
 from kitlib.ports import free_ports
@@ -129,6 +130,7 @@ def _execute(
     plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None, base_image: str
 ) -> None:
     run_label = naming.new_run_label()
+    host_commands.drain()  # what ran before this session (plan checks, an earlier run) is not its own
     host = provenance.collect_host()
     session: dict[str, Any] = {
         "started": provenance.now(),
@@ -173,6 +175,7 @@ def _execute(
             session["commands"].extend(peer.commands)
     finally:
         bar.close()
+        session["commands"].extend(host_commands.drain())
         session["version_mismatches"] = provenance.version_mismatches(
             {k: v for k, v in session["tool_versions"].items() if k != "peer"}
         )

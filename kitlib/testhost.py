@@ -23,9 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kitlib.environments.base import StartStop
 from kitlib.errors import EnvironmentUnavailable
-from kitlib.peer import _free_subnet, _ip
+from kitlib.host import links
+from kitlib.host.lifecycle import StartStop
 from kitlib.signals import default_dispositions
 
 SSHD = "/usr/sbin/sshd"
@@ -108,7 +108,7 @@ class NamespaceHost(StartStop):
             self._dockerd()
 
     def _network(self) -> None:
-        self.subnet = _free_subnet()
+        self.subnet = links.free_subnet()
         self._netns = True
         ns = ["ip", "netns", "exec", self.namespace]
         for argv in (
@@ -122,10 +122,10 @@ class NamespaceHost(StartStop):
             [*ns, "ip", "link", "set", "lo", "up"],
             [*ns, "ip", "route", "add", "default", "via", self.gateway],
         ):
-            _ip(argv)
+            links.ip(argv, "set up the namespace host")
         # routed to and from other namespace hosts (a third machine for the client) through this host,
         # past Docker's FORWARD policy DROP; the two rules go with the host
-        from kitlib.forwarding import ForwardRules
+        from kitlib.host.forwarding import ForwardRules
 
         self._forward = ForwardRules(self.name, self.host_if)
         self._forward.start()
@@ -272,7 +272,7 @@ class NamespaceHost(StartStop):
 def clean_orphans() -> list[str]:
     """Namespace hosts whose owning process is gone (a killed test or script): their processes, the
     containers of their engine (found by its cgroup parent), namespace, veth, rules and folders."""
-    from kitlib.forwarding import orphaned, remove
+    from kitlib.host.forwarding import orphaned, remove
     from kitlib.procs import pid_alive
 
     removed = []

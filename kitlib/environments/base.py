@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kitlib.errors import CommandFailed
+from kitlib.host.lifecycle import StartStop
 from kitlib.procs import loggable
 
 
@@ -31,27 +32,6 @@ class CommandResult:
         if self.returncode != 0:
             raise CommandFailed(self.where, self.argv, self.returncode, self.output)
         return self
-
-
-class StartStop:
-    """`with x:` runs start(), and stop() whatever happens after, also if start() fails half-way."""
-
-    def start(self) -> None:  # noqa: B027 - optional hook
-        """Create what is needed."""
-
-    def stop(self) -> None:  # noqa: B027 - optional hook
-        """Remove what start() created; safe to call twice."""
-
-    def __enter__(self):
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from typing import Any
 from kitlib import naming, paths
 from kitlib.environments.remote import RemoteNativeEnvironment
 from kitlib.errors import EnvironmentUnavailable
+from kitlib.host import commands, links
 from kitlib.procs import pinned, run_bounded
 
 READY_TIMEOUT_S = 90.0
@@ -52,8 +52,7 @@ class LxcEnvironment(RemoteNativeEnvironment):
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         from kitlib.environments.docker import docker_client
-        from kitlib.forwarding import ForwardRules
-        from kitlib.peer import _free_subnet
+        from kitlib.host.forwarding import ForwardRules
         from kitlib.vm.guest_image import ensure_system_tree
 
         if os.geteuid() != 0:
@@ -68,17 +67,17 @@ class LxcEnvironment(RemoteNativeEnvironment):
         self.local_dir = Path(tempfile.mkdtemp(prefix=f"{self.run_label}-lxc-", dir=root))
         (self.local_dir / "shared" / "data").mkdir(parents=True)
         (self.local_dir / self.name / "upper").mkdir(parents=True)
-        subnet = _free_subnet()
+        subnet = links.free_subnet()
         gateway, self.address = str(subnet.network_address + 1), str(subnet.network_address + 2)
         (self.local_dir / self.name / "config").write_text(self._config(gateway))
         began = time.monotonic()
-        done = run_bounded(
+        done = commands.run(
             ["lxc-start", "-P", self.lxcpath, "-n", self.name, "-o", str(self.local_dir / "lxc.log"), "-l", "INFO"],
             timeout=60,
         )
         self.started = True
-        if done[0] != 0:
-            raise EnvironmentUnavailable(f"{self.label}: lxc-start failed: {done[1].strip()} {self._log_tail()}")
+        if not done.ok:
+            raise EnvironmentUnavailable(f"{self.label}: lxc-start failed: {done.output.strip()} {self._log_tail()}")
         self.rules = ForwardRules(self.run_label, self.veth)
         self.rules.start()
         self._wait_until_booted()
@@ -132,14 +131,13 @@ class LxcEnvironment(RemoteNativeEnvironment):
 
     def _teardown(self) -> None:
         if self.started:
-            code, _ = run_bounded(["lxc-stop", "-P", self.lxcpath, "-n", self.name, "-t", "10"], timeout=30)
-            if code != 0:
-                run_bounded(["lxc-stop", "-P", self.lxcpath, "-n", self.name, "-k"], timeout=30)
+            if not commands.run(["lxc-stop", "-P", self.lxcpath, "-n", self.name, "-t", "10"], timeout=30).ok:
+                commands.run(["lxc-stop", "-P", self.lxcpath, "-n", self.name, "-k"], timeout=30)
             self.started = False
         if self.rules is not None:
             self.rules.stop()
             self.rules = None
-        subprocess.run(["ip", "link", "del", self.veth], capture_output=True, check=False)
+        links.quietly(["ip", "link", "del", self.veth])
         if self.local_dir is not None:
             shutil.rmtree(self.local_dir, ignore_errors=True)
             self.local_dir = None
@@ -162,7 +160,7 @@ class LxcEnvironment(RemoteNativeEnvironment):
         return f"{SHARED_DIR}/data"
 
     def describe(self) -> dict[str, Any]:
-        version = run_bounded(["lxc-start", "--version"], timeout=10)[1].strip()
+        version = commands.run(["lxc-start", "--version"], timeout=10).output.strip()
         info = {
             "label": self.label,
             "kind": self.kind,

@@ -12,6 +12,7 @@ from typing import Any
 
 from kitlib import paths
 from kitlib.environments.base import Environment, Service
+from kitlib.host import commands
 from kitlib.procs import child_env, kill_group, pinned, run_bounded
 
 
@@ -88,5 +89,4 @@ def _filesystem_of(path: Path) -> str | None:
     found = shutil.which("stat")
     if not found:
         return None
-    done = subprocess.run([found, "-f", "-c", "%T", str(path)], capture_output=True, text=True, check=False)
-    return done.stdout.strip() or None
+    return commands.run([found, "-f", "-c", "%T", str(path)]).stdout.strip() or None

@@ -23,6 +23,7 @@ from typing import Any
 from kitlib import paths
 from kitlib.environments.remote import RemoteNativeEnvironment
 from kitlib.errors import EnvironmentUnavailable
+from kitlib.host import commands
 from kitlib.procs import kill_group
 
 #: seconds from QEMU's start until SSH answers, by acceleration
@@ -142,14 +143,16 @@ class VmEnvironment(RemoteNativeEnvironment):
     def _make_disk(self) -> None:
         base = self.guest.disk
         if self.config.disk_format == "qcow2":
-            _checked(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(base), str(self.config.disk)])
+            commands.checked(
+                ["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(base), str(self.config.disk)]
+            )
         else:
-            _checked(["cp", "--sparse=always", "--reflink=auto", str(base), str(self.config.disk)])
+            commands.checked(["cp", "--sparse=always", "--reflink=auto", str(base), str(self.config.disk)])
 
     def _make_seed(self) -> None:
         seed = self.local_dir / "seed"
         seed.mkdir()
-        _checked(
+        commands.checked(
             [
                 "ssh-keygen",
                 "-q",
@@ -163,7 +166,7 @@ class VmEnvironment(RemoteNativeEnvironment):
                 str(self.local_dir / "id_ed25519"),
             ]
         )
-        _checked(
+        commands.checked(
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "kitvm", "-f", str(seed / "ssh_host_ed25519_key")]
         )
         shutil.copy(self.local_dir / "id_ed25519.pub", seed / "authorized_keys")
@@ -174,7 +177,7 @@ class VmEnvironment(RemoteNativeEnvironment):
         )
         host_key = (seed / "ssh_host_ed25519_key.pub").read_text().split()
         (self.local_dir / "known_hosts").write_text(f"{addresses.guest_address} {host_key[0]} {host_key[1]}\n")
-        _checked(["mkfs.ext4", "-q", "-F", "-L", "KITSEED", "-d", str(seed), str(self.config.seed), "8M"])
+        commands.checked(["mkfs.ext4", "-q", "-F", "-L", "KITSEED", "-d", str(seed), str(self.config.seed), "8M"])
         os.chmod(self.local_dir / "id_ed25519", 0o600)
 
     def _boot(self) -> None:
@@ -191,9 +194,7 @@ class VmEnvironment(RemoteNativeEnvironment):
         log = open(self.local_dir / "qemu.log", "wb")  # noqa: SIM115 - closed with the process
         self._booted_at = time.monotonic()
         with log:
-            self.process = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-            )
+            self.process = commands.spawn(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         if self.tuned:
             self._pin_vcpus()
 
@@ -203,7 +204,7 @@ class VmEnvironment(RemoteNativeEnvironment):
         threads = Qmp(self.config.qmp_socket).vcpu_threads()
         for index, thread in enumerate(threads):
             cpu = self.config.host_cpus[index % len(self.config.host_cpus)]
-            _checked(["taskset", "-p", "-c", str(cpu), str(thread)])
+            commands.checked(["taskset", "-p", "-c", str(cpu), str(thread)])
             self.vcpu_pinning[index] = cpu
 
     def _wait_for_ssh(self) -> None:
@@ -314,13 +315,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         path = directory / f"{self.spec.label.replace('+', '-')}.xml"
         path.write_text(domain_xml(self.config))
         return path
-
-
-def _checked(argv: list[str]) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise EnvironmentUnavailable(f"`{' '.join(argv)}` failed: {(done.stderr or done.stdout).strip()[-500:]}")
-    return done.stdout
 
 
 def _port_open(address: str, port: int) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kitlib import paths
 from kitlib.errors import EnvironmentUnavailable
+from kitlib.host import commands
 
 log = logging.getLogger(__name__)
 
@@ -105,16 +106,10 @@ def _debootstrap_base(client) -> str:
         raise EnvironmentUnavailable("no base image and no debootstrap to make one (apt-get install debootstrap)")
     root = Path(tempfile.mkdtemp(prefix="kitlib-base-", dir=paths.scratch_root().parent))
     try:
-        done = subprocess.run(
-            ["debootstrap", "--variant=minbase", "bookworm", str(root), DEBIAN_MIRROR],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise EnvironmentUnavailable(f"debootstrap failed: {done.stderr[-1500:] or done.stdout[-1500:]}")
-        archive = subprocess.run(["tar", "-C", str(root), "-c", "."], capture_output=True, check=True).stdout
+        commands.checked(["debootstrap", "--variant=minbase", "bookworm", str(root), DEBIAN_MIRROR], timeout=900)
+        tar = ["tar", "-C", str(root), "-c", "."]
+        archive = subprocess.run(tar, capture_output=True, check=True).stdout  # bytes: not `commands.run`
+        commands.note(tar, 0, 0.0)
         repository, tag = LOCAL_BASE.split(":")
         client.api.import_image_from_data(archive, repository=repository, tag=tag)
         return client.images.get(LOCAL_BASE).id

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kitlib import paths
+from kitlib.host import commands
 from kitlib.vm.qemu import QEMU
 
 PROBE_TIMEOUT_S = 60
@@ -37,7 +38,7 @@ def qemu_version() -> str | None:
     found = shutil.which(QEMU)
     if found is None:
         return None
-    done = subprocess.run([found, "--version"], capture_output=True, text=True, check=False)
+    done = commands.run([found, "--version"])
     return done.stdout.splitlines()[0] if done.stdout else None
 
 
@@ -92,7 +93,7 @@ def _probe(kernel: Path) -> KvmVerdict:
             "-append",
             "console=ttyS0 panic=-1",
         ]
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = commands.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
             output, _ = proc.communicate(timeout=PROBE_TIMEOUT_S)
             timed_out = False

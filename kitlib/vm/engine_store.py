@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kitlib import paths
 from kitlib.errors import EnvironmentUnavailable
-from kitlib.procs import child_env
+from kitlib.host import commands, links
 
 ENGINE_START_S = 60
 LOAD_TIMEOUT_S = 900
@@ -41,8 +41,8 @@ def ensure_engine_store(client, tag: str, *, notify=print) -> Path:
             size_mib = int((image.attrs.get("Size") or 0) * 2.5 / 2**20) + 1024
             partial = store.with_suffix(".partial")
             partial.unlink(missing_ok=True)
-            _run(["truncate", "-s", f"{size_mib}M", str(partial)], 60)
-            _run(["mkfs.ext4", "-q", "-F", "-L", "kitdocker", str(partial)], 120)
+            commands.checked(["truncate", "-s", f"{size_mib}M", str(partial)], timeout=60)
+            commands.checked(["mkfs.ext4", "-q", "-F", "-L", "kitdocker", str(partial)], timeout=120)
             with _mounted(partial) as root:
                 _load_with_private_engine(tag, root)
             partial.rename(store)
@@ -54,25 +54,28 @@ def ensure_engine_store(client, tag: str, *, notify=print) -> Path:
 def overlay(store: Path, folder: Path) -> Path:
     """A qcow2 overlay on `store` in `folder`: the guest writes there, the cached store stays as it is."""
     target = folder / "docker-store.qcow2"
-    _run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(store), str(target)], 60)
+    commands.checked(
+        ["qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", str(store), str(target)], timeout=60
+    )
     return target
 
 
 @contextlib.contextmanager
 def _mounted(image: Path):
     mount = Path(tempfile.mkdtemp(prefix="kitlib-store-", dir=image.parent))
-    _run(["mount", "-o", "loop", str(image), str(mount)], 60)
+    commands.checked(["mount", "-o", "loop", str(image), str(mount)], timeout=60)
     try:
         yield mount
     finally:
-        subprocess.run(["umount", str(mount)], capture_output=True, check=False)
+        commands.run(["umount", str(mount)])
         mount.rmdir()
 
 
 def _load_with_private_engine(tag: str, data_root: Path) -> None:
     """Load `tag` from the machine's engine into a private one on `data_root`."""
     with private_engine(data_root) as (host, _daemon):
-        save = subprocess.Popen(["docker", "save", tag], stdout=subprocess.PIPE, start_new_session=True)
+        save = commands.spawn(["docker", "save", tag], stdout=subprocess.PIPE)
+        began = time.monotonic()
         try:
             loaded = subprocess.run(
                 ["docker", "-H", host, "load", "-q"],
@@ -85,6 +88,7 @@ def _load_with_private_engine(tag: str, data_root: Path) -> None:
         finally:
             save.stdout.close()
             save.wait(timeout=60)
+        commands.note(["docker", "-H", host, "load", "-q"], loaded.returncode, time.monotonic() - began)
         if loaded.returncode != 0 or save.returncode != 0:
             raise EnvironmentUnavailable(f"loading {tag} into the guests' data root failed: {loaded.stderr[-1500:]}")
 
@@ -99,7 +103,7 @@ def private_engine(data_root: Path):
     short = Path(tempfile.mkdtemp(prefix="kd", dir="/tmp"))  # unix socket paths must stay short
     host = f"unix://{short}/d.sock"
     bridge = f"kdb{os.getpid()}"
-    _run(["ip", "link", "add", bridge, "type", "bridge"], 30)
+    commands.checked(["ip", "link", "add", bridge, "type", "bridge"], timeout=30)
     argv = [
         "dockerd",
         f"--data-root={data_root}",
@@ -113,13 +117,13 @@ def private_engine(data_root: Path):
     ]
     daemon = None
     try:
-        _run(["ip", "addr", "add", f"198.18.{os.getpid() % 250}.1/24", "dev", bridge], 30)  # RFC 2544 range
+        commands.checked(
+            ["ip", "addr", "add", f"198.18.{os.getpid() % 250}.1/24", "dev", bridge], timeout=30
+        )  # RFC 2544 range
         with open(short / "dockerd.log", "wb") as log:
-            daemon = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=child_env()
-            )
+            daemon = commands.spawn(argv, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + ENGINE_START_S
-        while _run(["docker", "-H", host, "version"], 30, check=False) != 0:
+        while not commands.run(["docker", "-H", host, "version"], timeout=30).ok:
             if daemon.poll() is not None or time.monotonic() > deadline:
                 tail = (short / "dockerd.log").read_text(errors="replace")[-1500:]
                 raise EnvironmentUnavailable(f"a private Docker engine did not start: {tail}")
@@ -134,7 +138,7 @@ def private_engine(data_root: Path):
                 daemon.kill()
                 daemon.wait(timeout=30)
         _unmount_under(short)
-        subprocess.run(["ip", "link", "del", bridge], capture_output=True, check=False)
+        links.quietly(["ip", "link", "del", bridge])
         shutil.rmtree(short, ignore_errors=True)
 
 
@@ -143,11 +147,4 @@ def _unmount_under(folder: Path) -> None:
     prefix = f"{folder}/"
     mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
     for point in sorted((m for m in mounts if m.startswith(prefix)), key=len, reverse=True):
-        subprocess.run(["umount", "-l", point], capture_output=True, check=False)
-
-
-def _run(argv: list[str], timeout: float, *, check: bool = True) -> int:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    if check and done.returncode != 0:
-        raise EnvironmentUnavailable(f"`{' '.join(argv)}` failed: {(done.stderr or done.stdout).strip()[-1000:]}")
-    return done.returncode
+        commands.run(["umount", "-l", point])

@@ -11,13 +11,13 @@ from __future__ import annotations
 import base64
 import json
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from kitlib import paths
 from kitlib.errors import EnvironmentUnavailable
+from kitlib.host import commands
 
 REPOSITORY = "kitlib/vm-guest"
 #: free space in the guest's root filesystem beyond what the image fills (the disk file is sparse)
@@ -231,7 +231,7 @@ def export_tree(client, tag: str, tree: Path) -> None:
             for chunk in container.export():
                 handle.write(chunk)
         try:
-            _run(["tar", "-x", "--numeric-owner", "-p", "-f", str(archive), "-C", str(tree)])
+            commands.checked(["tar", "-x", "--numeric-owner", "-p", "-f", str(archive), "-C", str(tree)])
         finally:
             archive.unlink()
     finally:
@@ -259,9 +259,11 @@ def _make_disk(client, tag: str, root: Path, headroom_mib: int) -> None:
         shutil.copy2(kernels[-1], work / "vmlinuz")
         shutil.copy2(initrds[-1], work / "initrd.img")
         (work / "kernel-release").write_text(kernels[-1].name.removeprefix("vmlinuz-") + "\n")
-        used_mib = int(_run(["du", "-sxm", str(tree)]).split()[0])
+        used_mib = int(commands.checked(["du", "-sxm", str(tree)]).split()[0])
         size_mib = used_mib + headroom_mib
-        _run(["mkfs.ext4", "-q", "-F", "-L", "kitroot", "-d", str(tree), str(work / "disk.raw"), f"{size_mib}M"])
+        commands.checked(
+            ["mkfs.ext4", "-q", "-F", "-L", "kitroot", "-d", str(tree), str(work / "disk.raw"), f"{size_mib}M"]
+        )
         (work / "guest.json").write_text(json.dumps({"image": tag, "used_mib": used_mib, "size_mib": size_mib}))
         shutil.rmtree(tree)
         if root.exists():
@@ -269,10 +271,3 @@ def _make_disk(client, tag: str, root: Path, headroom_mib: int) -> None:
         work.rename(root)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _run(argv: list[str]) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise EnvironmentUnavailable(f"`{' '.join(argv)}` failed: {(done.stderr or done.stdout).strip()[-1000:]}")
-    return done.stdout

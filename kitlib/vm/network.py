@@ -2,19 +2,18 @@
 
 The peer namespace already routes everything through the host, so a client there reaches the
 guest's address through the host's forwarding path and the guest's virtio NIC, as the paper's
-client reached its VM. The tap's FORWARD rules (`kitlib.forwarding`) go with it.
+client reached its VM. The tap's FORWARD rules (`kitlib.host.forwarding`) go with it.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import subprocess
 from dataclasses import dataclass
 
 from kitlib import naming
-from kitlib.environments.base import StartStop
-from kitlib.errors import EnvironmentUnavailable
-from kitlib.forwarding import ForwardRules
+from kitlib.host import links
+from kitlib.host.forwarding import ForwardRules
+from kitlib.host.lifecycle import StartStop
 
 
 @dataclass(frozen=True)
@@ -36,9 +35,7 @@ class TapNetwork(StartStop):
         self._created = False
 
     def start(self) -> None:
-        from kitlib.peer import _free_subnet
-
-        subnet: ipaddress.IPv4Network = _free_subnet()
+        subnet: ipaddress.IPv4Network = links.free_subnet()
         host, guest = str(subnet.network_address + 1), str(subnet.network_address + 2)
         self._created = True
         for argv in (
@@ -46,11 +43,7 @@ class TapNetwork(StartStop):
             ["ip", "addr", "add", f"{host}/30", "dev", self.tap],
             ["ip", "link", "set", self.tap, "up"],
         ):
-            done = subprocess.run(argv, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                raise EnvironmentUnavailable(
-                    f"cannot set up the VM's network: `{' '.join(argv)}`: {done.stderr.strip()}"
-                )
+            links.ip(argv, "set up the VM's network")
         self.addresses = TapAddresses(self.tap, host, guest, 30)
         self.rules.start()
 
@@ -58,7 +51,7 @@ class TapNetwork(StartStop):
         self.rules.stop()
         if self._created:
             self._created = False
-            subprocess.run(["ip", "link", "del", self.tap], capture_output=True, check=False)
+            links.quietly(["ip", "link", "del", self.tap])
 
     def describe(self) -> dict[str, object]:
         info: dict[str, object] = {"tap": self.tap, "forward_rules": len(self.rules.rules)}

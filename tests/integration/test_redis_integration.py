@@ -61,6 +61,9 @@ def test_notebook_runs_all_three_environments_and_resumes(docker_client, root_ne
     mismatch = [m for m in session["version_mismatches"] if m["package"] == "redis-server"]
     assert bool(mismatch) == (native_redis != image_redis)
     assert any(c["argv"][0] == "redis-benchmark" for c in session["commands"])
+    # the host's own commands too: the peer namespace and its veth, made and removed
+    on_host = [c["argv"][:3] for c in session["commands"] if c["where"] == "host"]
+    assert ["ip", "netns", "add"] in on_host and ["ip", "netns", "del"] in on_host, on_host
     assert set(session["layout"]["sut_cpus"]).isdisjoint(session["layout"]["client_cpus"])
     raw_files = list((run_dir / "raw").glob("*.txt"))
     # a SET and a GET output per unit, and INFO stats before and after the GET phase

@@ -6,10 +6,10 @@ hole, and they go with the interface."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
-from kitlib.environments.base import StartStop
 from kitlib.errors import EnvironmentUnavailable
+from kitlib.host import commands
+from kitlib.host.lifecycle import StartStop
 
 COMMENT_PREFIX = "kitlib:"
 
@@ -27,8 +27,8 @@ class ForwardRules(StartStop):
             return
         for direction in ("-i", "-o"):
             rule = ["FORWARD", direction, self.interface, "-m", "comment", "--comment", self.comment, "-j", "ACCEPT"]
-            done = subprocess.run(["iptables", "-w", "-I", *rule], capture_output=True, text=True, check=False)
-            if done.returncode != 0:
+            done = commands.run(["iptables", "-w", "-I", *rule])
+            if not done.ok:
                 raise EnvironmentUnavailable(f"cannot add a FORWARD rule for {self.interface}: {done.stderr.strip()}")
             self.rules.append(rule)
 
@@ -41,7 +41,7 @@ def orphaned(is_orphan) -> list[list[str]]:
     """FORWARD rules whose comment names a run label `is_orphan` accepts (its owner is gone)."""
     if shutil.which("iptables") is None:
         return []
-    listing = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True, check=False)
+    listing = commands.run(["iptables", "-w", "-S", "FORWARD"])
     found = []
     for line in listing.stdout.splitlines():
         if COMMENT_PREFIX not in line or not line.startswith("-A FORWARD"):
@@ -54,4 +54,4 @@ def orphaned(is_orphan) -> list[list[str]]:
 
 
 def remove(rule: list[str]) -> None:
-    subprocess.run(["iptables", "-w", "-D", *rule], capture_output=True, check=False)
+    commands.run(["iptables", "-w", "-D", *rule])
