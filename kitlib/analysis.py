@@ -12,7 +12,21 @@ from pathlib import Path
 
 import pandas as pd
 
-from kitlib import claims, littles_law, paths, plots, stats
+from kitlib import (
+    claims,
+    figures_io,
+    figures_latency,
+    figures_placement,
+    hostfacts,
+    latency_analysis,
+    littles_law,
+    paths,
+    plots,
+    stats,
+)
+from kitlib.claims.core import ENV_OPTION_COLUMNS
+from kitlib.experiments import startup
+from kitlib.hostid import describe_host, host_id
 from kitlib.planning import parse_value
 from kitlib.records import BOOKKEEPING_COLUMNS
 from kitlib.store import load_records
@@ -66,8 +80,6 @@ def host_labels(df: pd.DataFrame) -> dict[str, str]:
     """host id -> `describe_host` line, from the provenance of the folders the records came from."""
     import json
 
-    from kitlib.hostid import describe_host, host_id
-
     labels: dict[str, str] = {}
     for source in df["source"].dropna().unique() if "source" in df.columns else []:
         try:
@@ -85,8 +97,6 @@ def overhead_table(df: pd.DataFrame, baseline_env: str = "native") -> pd.DataFra
     """Every environment against the baseline per configuration: ratio, interval, test, verdict. Options an
     environment label carries (quota, shares, filesystem, numa, …) are part of the environment, so they
     never make a configuration differ from the baseline's."""
-    from kitlib import hostfacts
-    from kitlib.claims.core import ENV_OPTION_COLUMNS
 
     if "source" in df.columns and not df.empty:
         df = hostfacts.with_host(df)  # records of different machines are never compared
@@ -103,7 +113,6 @@ def _redis_figures(df: pd.DataFrame) -> dict[str, object]:
 
 
 def _latency_figures(df: pd.DataFrame) -> dict[str, object]:
-    from kitlib import figures_latency, latency_analysis
 
     found: dict[str, object] = {}
     if (df["workload"] == "shares").any():
@@ -138,13 +147,11 @@ FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
 
 
 def _startup():
-    from kitlib.experiments import startup
 
     return startup
 
 
 def _io():
-    from kitlib import figures_io
 
     return figures_io
 
@@ -161,7 +168,6 @@ def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> d
         for name, figure in make(part).items():
             written[name] = plots.save(figure, name, figures_dir)
             plt.close(figure)
-    from kitlib import figures_placement
 
     if figures_placement.has_placement_runs(df):
         figure = figures_placement.placement_figure(df)

@@ -8,8 +8,12 @@ from __future__ import annotations
 import shutil
 
 from kitlib import naming, paths
+from kitlib.environments.docker import docker_client
+from kitlib.environments.lxc import orphaned_containers
+from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands, forwarding
 from kitlib.procs import owned_processes, pid_alive
+from kitlib.testhost import clean_orphans
 
 
 def _orphaned(name: str) -> bool:
@@ -18,8 +22,6 @@ def _orphaned(name: str) -> bool:
 
 
 def clean_docker() -> list[str]:
-    from kitlib.environments.docker import docker_client
-    from kitlib.errors import EnvironmentUnavailable
 
     try:
         client = docker_client()
@@ -102,7 +104,6 @@ def clean_scratch() -> list[str]:
 
 
 def clean_system_containers() -> list[str]:
-    from kitlib.environments.lxc import orphaned_containers
 
     removed = []
     for lxcpath, name in orphaned_containers(_orphaned):
@@ -120,7 +121,6 @@ def clean_vms() -> list[str]:
 
 
 def clean_namespace_hosts() -> list[str]:
-    from kitlib.testhost import clean_orphans
 
     return clean_orphans()
 

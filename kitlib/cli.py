@@ -6,8 +6,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from kitlib.errors import KitError
+from kitlib import experiments, hostcheck, inventory, parsers, paths, signals
+from kitlib.cleanup import clean_leftovers
+from kitlib.environments import availability
+from kitlib.errors import KitError, PlanError
+from kitlib.notebooks import execute_experiment
 from kitlib.planning import parse_value
+from kitlib.reproduce import reproduce
+from kitlib.runner import plan_units
+from kitlib.store import RunStore
+from kitlib.vm.prepare import prepare_guest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,7 +24,6 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    from kitlib import signals
 
     try:
         with signals.stop_on_signals():
@@ -110,7 +117,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_envs(_args: argparse.Namespace) -> int:
-    from kitlib.environments import availability
 
     rows = availability()
     width = max(len(r.label) for r in rows)
@@ -122,7 +128,6 @@ def cmd_envs(_args: argparse.Namespace) -> int:
 
 def cmd_hosts(args: argparse.Namespace) -> int:
     """Connect to each host of the inventory (pinned keys) and print what it offers; 1 if one refused."""
-    from kitlib import hostcheck, inventory
 
     hosts = inventory.load(args.file)
     image = hostcheck.local_benchmark_image()
@@ -136,7 +141,6 @@ def cmd_hosts(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from kitlib import experiments
 
     experiment = experiments.get(args.experiment)
     overrides = {name: parse_value(value) for name, value in args.param}
@@ -165,14 +169,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{len(result.records)} records, {len(result.failures)} failed units in {result.root}")
         return 1 if len(result.failures) else 0
     from kitlib import paths, signals
-    from kitlib.notebooks import execute_experiment
 
     try:
         output = execute_experiment(experiment, plan)
     except signals.RunStopped as exc:  # the kernel kept what it measured in the run's folder
         exc.run_root = exc.run_root or str(paths.results_root() / plan.experiment / plan.run_id)
         raise
-    from kitlib.store import RunStore
 
     store = RunStore(output.parent)
     records, failures = store.consolidate(), store.failures()
@@ -188,8 +190,6 @@ def dry_run(plan) -> int:
     built, connected to or written."""
     import json
 
-    from kitlib import paths
-    from kitlib.runner import plan_units
     from kitlib.store import RunStore
 
     store = RunStore(paths.results_root() / plan.experiment / plan.run_id)
@@ -214,8 +214,6 @@ def dry_run(plan) -> int:
 def cmd_parse(args: argparse.Namespace) -> int:
     import csv
 
-    from kitlib import parsers
-
     measurements = parsers.parse_file(args.tool, Path(args.file))
     dims = list(dict.fromkeys(k for m in measurements for k in m.dims))
     writer = csv.writer(sys.stdout)
@@ -226,7 +224,6 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_clean(_args: argparse.Namespace) -> int:
-    from kitlib.cleanup import clean_leftovers
 
     removed = clean_leftovers()
     for item in removed:
@@ -236,7 +233,6 @@ def cmd_clean(_args: argparse.Namespace) -> int:
 
 
 def cmd_vm(_args: argparse.Namespace) -> int:
-    from kitlib.vm.prepare import prepare_guest
 
     guest, verdict = prepare_guest()
     print(f"guest disk: {guest.disk} (image {guest.image}, kernel {guest.kernel_release})")
@@ -245,7 +241,6 @@ def cmd_vm(_args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from kitlib.reproduce import reproduce
 
     return reproduce(profile=args.profile, only=args.experiments)
 
@@ -253,7 +248,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     """Verdicts as CSV on standard output, one row per claim and host, for scripts and a lab's own CI."""
     from kitlib import analysis, claims, paths
-    from kitlib.errors import PlanError
 
     folders = [Path(d).resolve() for d in args.dirs] or [paths.results_root()]
     absent = [str(f) for f in folders if not f.is_dir()]

@@ -32,6 +32,15 @@ class CommandFailed(KitError):
         super().__init__(f"{where}: `{shown}` {status}{detail}")
 
 
+class UnexpectedOutput(CommandFailed):
+    """A command succeeded but reported a state the run cannot go on from (a keyspace not filled):
+    handled as the command's failure, with what it said."""
+
+    def __init__(self, where: str, argv: list[str] | str, said: str):
+        KitError.__init__(self, f"{where}: `{argv if isinstance(argv, str) else ' '.join(argv)}`: {said}")
+        self.where, self.argv, self.returncode, self.output = where, argv, 0, said
+
+
 class ParseError(KitError):
     """A parser did not recognise its input; never answered with a guessed number."""
 

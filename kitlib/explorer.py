@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kitlib.plots import _style, env_order, unit_label
+
 #: columns that are bookkeeping or drawn on an axis, not a configuration that separates series
 _NOT_CONFIGURATION = {
     "experiment",
@@ -58,8 +60,6 @@ def _configurations(part: pd.DataFrame, x: str | None) -> list[str]:
 def show(df: pd.DataFrame, experiment: str, envs: list[str], metric: str, workload: str | None = None):
     """One static view: the metric per environment and configuration (against the swept parameter if any)."""
     import matplotlib.pyplot as plt
-
-    from kitlib.plots import _style, env_order, unit_label
 
     part = df[(df["experiment"] == experiment) & df["env"].isin(envs) & (df["metric"] == metric)]
     workload = workload if workload in set(part["workload"]) else (sorted(part["workload"].unique()) or [None])[0]

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kitlib import docker_remote, ssh
+from kitlib import image as bench
+from kitlib.environments.docker import docker_client
 from kitlib.environments.labels import BASE_LABELS
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.inventory import Inventory
@@ -164,8 +166,6 @@ def render(reports: list[HostReport]) -> str:
 
 def local_benchmark_image() -> str | None:
     """The benchmark image's tag as this machine's engine would build it, if its base is here (no pull)."""
-    from kitlib import image as bench
-    from kitlib.environments.docker import docker_client
 
     try:
         client = docker_client()

@@ -15,6 +15,8 @@ from kitlib import paths, signals
 from kitlib.experiments.base import Experiment
 from kitlib.planning import Plan
 from kitlib.procs import pid_alive
+from kitlib.progress import Watcher, planned_units
+from kitlib.store import RunStore
 
 #: how long a stopped notebook's kernel may take to remove what its run started before it is killed
 STOP_GRACE_S = 180.0
@@ -133,8 +135,6 @@ def execute_experiment(experiment: Experiment, plan: Plan) -> Path:
     """Run the experiment's notebook on the validated plan, written first to the run's folder (a folder
     of another plan is refused there, before the notebook starts); the terminal sees points done / total
     and the time left meanwhile."""
-    from kitlib.progress import Watcher, planned_units
-    from kitlib.store import RunStore
 
     notebook = paths.notebooks_root() / experiment.notebook
     store = RunStore(paths.results_root() / plan.experiment / plan.run_id)

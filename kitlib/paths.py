@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from kitlib.errors import KitError
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -36,7 +38,6 @@ def resolve_results_dirs(results_dirs) -> list[Path]:
     No folder given means results/. A folder that does not exist or holds no records is an error naming
     it, never an analysis of zero records.
     """
-    from kitlib.errors import KitError
 
     given = [str(p) for p in results_dirs] if results_dirs else []
     folders = [_from_root(p) for p in given] or [results_root()]

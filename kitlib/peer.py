@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from kitlib import naming
+from kitlib import naming, ssh
 from kitlib.environments.base import CommandResult
 from kitlib.errors import CommandFailed, EnvironmentUnavailable
 from kitlib.host import links
@@ -184,7 +184,6 @@ class RemotePeer(Peer):
         return self.sut_address
 
     def start(self) -> None:
-        from kitlib import ssh
 
         self._connection = ssh.connect(self.host, key_filename=self.key_filename, known_hosts=self.known_hosts)
 

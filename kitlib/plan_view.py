@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kitlib import experiments
 from kitlib.planning import Plan
 
 #: meanings (with units) of parameters whose model gives no description
@@ -27,7 +28,6 @@ MEANINGS = {
 
 def plan_table(plan: Plan) -> pd.DataFrame:
     """One row per parameter: its value in this plan and its description from the parameter model."""
-    from kitlib import experiments
 
     fields = experiments.get(plan.experiment).params_model.model_fields
     rows = [

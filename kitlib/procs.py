@@ -13,6 +13,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from kitlib import naming, paths, services
+
 OWNER_VARIABLE = "KITLIB_OWNER"
 
 
@@ -46,7 +48,6 @@ def owned_processes() -> list[tuple[int, int, str]]:
 
 def _owner_of_cwd(entry: Path) -> int | None:
     """The run owning a process whose working directory is one of the kit's scratch folders."""
-    from kitlib import naming, paths
 
     try:
         cwd = os.readlink(entry / "cwd")
@@ -106,7 +107,6 @@ def pinned(argv: Sequence[str], cpus: Sequence[int] | None) -> list[str]:
 def loggable(argv: Sequence[str], limit: int = 256) -> list[str]:
     """argv as provenance records it: a program passed inline (`python3 -c SOURCE`) is named by its
     file and hash instead of being copied into every record."""
-    from kitlib import services
 
     return [arg if len(arg) <= limit else services.describe_source(arg) for arg in argv]
 

@@ -11,13 +11,13 @@ import threading
 import time
 from pathlib import Path
 
+from kitlib import experiments
 from kitlib.planning import Plan
 from kitlib.store import unit_key
 
 
 def planned_units(plan: Plan) -> list[str]:
     """The unit keys the plan measures (one environment, point and repetition each), as the runner names them."""
-    from kitlib import experiments
 
     workloads = experiments.get(plan.experiment).workloads(plan)
     return [

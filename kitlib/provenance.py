@@ -13,6 +13,7 @@ from typing import Any
 
 from kitlib import __version__, paths
 from kitlib.host import commands
+from kitlib.hostid import host_id
 
 #: Debian packages whose versions are recorded in every environment that runs them.
 TOOL_PACKAGES = (
@@ -177,7 +178,6 @@ def describe_mismatch(item: dict[str, Any]) -> str:
 
 def collect_host() -> dict[str, Any]:
     """Everything about this host, in one flat-ish dict, with its stable id (`kitlib.hostid`)."""
-    from kitlib.hostid import host_id
 
     host = {
         "cpu": collect_cpu(),

@@ -25,12 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from kitlib import cpus, environments, experiments, naming, paths, provenance, signals
+from kitlib.environments.docker import docker_client
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
 from kitlib.experiments.base import Workload
 from kitlib.host import commands as host_commands
+from kitlib.image import ensure_image
 from kitlib.peer import make_peer
 from kitlib.planning import Plan
 from kitlib.ports import free_ports
+from kitlib.procs import run_bounded
 from kitlib.records import place
 from kitlib.store import RunStore, unit_key
 
@@ -351,14 +354,11 @@ def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=4)
 def _benchmark_image(base_image: str) -> str:
-    from kitlib.environments.docker import docker_client
-    from kitlib.image import ensure_image
 
     return ensure_image(docker_client(), base_image)
 
 
 def _tool_versions_on_host() -> dict[str, str]:
-    from kitlib.procs import run_bounded
 
     _, output = run_bounded(provenance.DPKG_QUERY, timeout=60)
     return provenance.parse_dpkg(output)

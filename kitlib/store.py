@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kitlib.errors import KitError
+from kitlib.hostid import host_id
 from kitlib.records import CORE_COLUMNS, Record, to_frame
 
 FORMAT_VERSION = 1
@@ -227,7 +228,6 @@ def load_records(*roots: Path | str, experiment: str | None = None):
 
 def recorded_host_id(run_dir: Path) -> str | None:
     """The host id of a run folder's provenance (its last session), None when it has none."""
-    from kitlib.hostid import host_id
 
     path = Path(run_dir) / "provenance.json"
     try:

@@ -25,7 +25,9 @@ from pathlib import Path
 
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import links
+from kitlib.host.forwarding import ForwardRules, orphaned, remove
 from kitlib.host.lifecycle import StartStop
+from kitlib.procs import pid_alive
 from kitlib.signals import default_dispositions
 
 SSHD = "/usr/sbin/sshd"
@@ -125,7 +127,6 @@ class NamespaceHost(StartStop):
             links.ip(argv, "set up the namespace host")
         # routed to and from other namespace hosts (a third machine for the client) through this host,
         # past Docker's FORWARD policy DROP; the two rules go with the host
-        from kitlib.host.forwarding import ForwardRules
 
         self._forward = ForwardRules(self.name, self.host_if)
         self._forward.start()
@@ -272,8 +273,6 @@ class NamespaceHost(StartStop):
 def clean_orphans() -> list[str]:
     """Namespace hosts whose owning process is gone (a killed test or script): their processes, the
     containers of their engine (found by its cgroup parent), namespace, veth, rules and folders."""
-    from kitlib.host.forwarding import orphaned, remove
-    from kitlib.procs import pid_alive
 
     removed = []
     for owner_file in Path("/run").glob("kithost*/owner"):

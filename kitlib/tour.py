@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kitlib import paths
+from kitlib import analysis, latency_analysis, littles_law, paths, stats
+from kitlib.plots import _style, env_order, readable_log_ticks
 
 SAMPLE = "data/sample"
 
@@ -20,7 +21,6 @@ SAMPLE = "data/sample"
 def sample() -> pd.DataFrame:
     """The records of data/sample's main host (real runs made by the kit, with provenance): records of
     two machines are never pooled, and the tour's lessons compare environments of one machine."""
-    from kitlib import analysis
 
     records = analysis.load([paths.PROJECT_ROOT / SAMPLE])
     main_host = records["host"].value_counts().idxmax()
@@ -120,7 +120,6 @@ def _redis_values(df: pd.DataFrame, env: str, metric: str, clients: int) -> pd.S
 
 def _quota_p99_near_unthrottled(df: pd.DataFrame) -> float:
     """The smallest quota whose p99 is at most twice the p99 with the largest quota (the server unthrottled)."""
-    from kitlib import latency_analysis
 
     table = latency_analysis.quota_table(df).sort_values("quota")
     unthrottled = float(table["latency_p99"].iloc[-1])
@@ -140,7 +139,6 @@ def _tail_ratio(df: pd.DataFrame) -> float:
 
 
 def _xr(df: pd.DataFrame, env: str, clients: int) -> float:
-    from kitlib import littles_law
 
     table = littles_law.check(df)
     rows = table[(table["experiment"] == "redis") & (table["env"] == env) & (table["clients"] == clients)]
@@ -148,7 +146,6 @@ def _xr(df: pd.DataFrame, env: str, clients: int) -> float:
 
 
 def _nat_verdict(df: pd.DataFrame) -> str:
-    from kitlib import stats
 
     nat = _redis_values(df, "docker-nat-volume", "throughput", 48)
     native = _redis_values(df, "native", "throughput", 48)
@@ -281,7 +278,6 @@ def ratio_intervals(df: pd.DataFrame, metric: str = "throughput"):
     import matplotlib.pyplot as plt
 
     from kitlib import stats
-    from kitlib.plots import _style, env_order
 
     rows = df[(df["experiment"] == "redis") & (df["op"] == "mix") & (df["metric"] == metric)]
     fig, ax = plt.subplots(figsize=(8, 4), constrained_layout=True)
@@ -296,7 +292,6 @@ def ratio_intervals(df: pd.DataFrame, metric: str = "throughput"):
         part = pd.DataFrame([t for t in table if t["env"] == env])
         ax.errorbar(part["clients"], part["ratio"], yerr=[part["ratio"] - part["low"], part["high"] - part["ratio"]],
                     capsize=3, label=env, **_style(env))  # fmt: skip
-    from kitlib.plots import readable_log_ticks
 
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xscale("log", base=2)

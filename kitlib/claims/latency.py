@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from kitlib import latency_analysis
 from kitlib.claims.core import (
     INCONCLUSIVE,
     MIN_RUNS,
@@ -23,6 +24,7 @@ from kitlib.claims.core import (
     kind,
     missing,
 )
+from kitlib.stats import log_ratio_interval
 
 SOURCE = "Latency Impact of Docker Containers"
 
@@ -40,8 +42,6 @@ def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
     """Each quota's p99 against the p99 at the largest quota (the server unthrottled), as a ratio with its
     95% interval: quotas well below the server's own CPU use (≤ 80% of it) must be decidedly collapsed
     (interval above 3×), quotas well above it (≥ 125%) decidedly not (interval below 3×)."""
-    from kitlib import latency_analysis
-    from kitlib.stats import log_ratio_interval
 
     rows = df[df["experiment"] == "latency"]
     table = latency_analysis.quota_table(rows)

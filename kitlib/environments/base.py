@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kitlib.errors import CommandFailed
+from kitlib.errors import CommandFailed, EnvironmentUnavailable
 from kitlib.host.lifecycle import StartStop
 from kitlib.procs import loggable
 
@@ -148,7 +148,6 @@ class Environment(StartStop, abc.ABC):
 
     def wait_for_port(self, port: int, timeout: float, service: Service | None = None) -> None:
         """Poll from inside the environment until something listens on `port`."""
-        from kitlib.errors import EnvironmentUnavailable
 
         deadline = time.monotonic() + timeout
         probe = ["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"]

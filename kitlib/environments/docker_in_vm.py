@@ -23,8 +23,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kitlib import paths
 from kitlib.environments.base import Environment, EnvSpec, Layout, Service
+from kitlib.environments.docker import DockerEnvironment, docker_client
+from kitlib.environments.labels import parse_label
+from kitlib.environments.vm import VmEnvironment
 from kitlib.errors import EnvironmentUnavailable
+from kitlib.vm import engine_store
+from kitlib.vm.guest_image import ensure_image_archive
 
 ENGINE_PORT = 2375
 LOAD_TIMEOUT_S = 1800
@@ -32,7 +38,6 @@ TUNNEL_TIMEOUT_S = 30
 
 
 def _scratch() -> Path:
-    from kitlib import paths
 
     root = paths.scratch_root()
     root.mkdir(parents=True, exist_ok=True)
@@ -62,11 +67,6 @@ class DockerInVmEnvironment(Environment):
         return self.accel == "tcg"
 
     def start(self) -> None:
-        from kitlib.environments.docker import DockerEnvironment, docker_client
-        from kitlib.environments.labels import parse_label
-        from kitlib.environments.vm import VmEnvironment
-        from kitlib.vm import engine_store
-        from kitlib.vm.guest_image import ensure_image_archive
 
         if self.client is None:
             self.client = docker_client()

@@ -20,10 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from kitlib import naming, paths
+from kitlib.environments.docker import docker_client
 from kitlib.environments.remote import RemoteNativeEnvironment
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands, links
+from kitlib.host.forwarding import ForwardRules
 from kitlib.procs import pinned, run_bounded
+from kitlib.vm.guest_image import ensure_system_tree
 
 READY_TIMEOUT_S = 90.0
 #: where the host's data folder appears inside the container
@@ -51,9 +54,6 @@ class LxcEnvironment(RemoteNativeEnvironment):
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
-        from kitlib.environments.docker import docker_client
-        from kitlib.host.forwarding import ForwardRules
-        from kitlib.vm.guest_image import ensure_system_tree
 
         if os.geteuid() != 0:
             raise EnvironmentUnavailable(f"{self.label}: needs root (lxc-start)")

@@ -20,11 +20,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kitlib import paths
+from kitlib import paths, ssh
+from kitlib.environments.docker import docker_client
 from kitlib.environments.remote import RemoteNativeEnvironment
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands
 from kitlib.procs import kill_group
+from kitlib.vm.accel import kvm_verdict, qemu_version
+from kitlib.vm.guest_image import ensure_guest
+from kitlib.vm.network import TapNetwork
+from kitlib.vm.qemu import Qmp, VmConfig, command_line
 
 #: seconds from QEMU's start until SSH answers, by acceleration
 BOOT_TIMEOUT_S = {"kvm": 180.0, "tcg": 420.0}
@@ -76,10 +81,6 @@ class VmEnvironment(RemoteNativeEnvironment):
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
-        from kitlib.environments.docker import docker_client
-        from kitlib.vm.accel import kvm_verdict
-        from kitlib.vm.guest_image import ensure_guest
-        from kitlib.vm.network import TapNetwork
 
         if os.geteuid() != 0:
             raise EnvironmentUnavailable(f"{self.label}: needs root (a tap device for the guest's NIC)")
@@ -114,7 +115,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         super().start()
 
     def _configure(self):
-        from kitlib.vm.qemu import VmConfig
 
         vcpus = max(1, len(self.layout.sut_cpus))
         memory = self.memory_mib or _memory_from_label(self.spec.options.get("mem")) or _default_memory()
@@ -181,7 +181,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         os.chmod(self.local_dir / "id_ed25519", 0o600)
 
     def _boot(self) -> None:
-        from kitlib.vm.qemu import command_line
 
         argv = command_line(self.config)
         if "numa" in self.spec.options:
@@ -199,7 +198,6 @@ class VmEnvironment(RemoteNativeEnvironment):
             self._pin_vcpus()
 
     def _pin_vcpus(self) -> None:
-        from kitlib.vm.qemu import Qmp
 
         threads = Qmp(self.config.qmp_socket).vcpu_threads()
         for index, thread in enumerate(threads):
@@ -208,7 +206,6 @@ class VmEnvironment(RemoteNativeEnvironment):
             self.vcpu_pinning[index] = cpu
 
     def _wait_for_ssh(self) -> None:
-        from kitlib import ssh
 
         timeout = self.boot_timeout or BOOT_TIMEOUT_S[self.accel]
         deadline = self._booted_at + timeout
@@ -285,7 +282,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         return self.address, port
 
     def describe(self) -> dict[str, Any]:
-        from kitlib.vm.accel import qemu_version
 
         info = super().describe()
         info.pop("remote_host", None)

@@ -15,7 +15,9 @@ from pydantic import BaseModel, ValidationError
 
 from kitlib import parsers
 from kitlib.environments.base import Environment
+from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
+from kitlib.image import DEFAULT_BASE, DOCKERFILE
 from kitlib.peer import Peer
 from kitlib.planning import PROFILES, Plan, explain, parse_value
 from kitlib.records import Measurement
@@ -34,12 +36,9 @@ def image_inputs(environments: Sequence[str]) -> str | None:
     and base image name (the built image's id is in provenance). None when no environment uses it."""
     import hashlib
 
-    from kitlib.environments.labels import parse_label
-
     kinds = {parse_label(label).kind for label in environments if isinstance(label, str)}
     if not kinds & {"docker", "vm", "lxc", "docker-in-vm"}:
         return None
-    from kitlib.image import DEFAULT_BASE, DOCKERFILE
 
     digest = hashlib.sha256((DEFAULT_BASE + "\n" + DOCKERFILE.read_text()).encode()).hexdigest()[:12]
     return f"{DEFAULT_BASE}+Dockerfile:{digest}"

@@ -17,9 +17,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from kitlib import services
+from kitlib.environments import vm
 from kitlib.environments.base import Environment
+from kitlib.environments.labels import parse_label
 from kitlib.experiments import hpcc_run
 from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.parsers import hpcc
 from kitlib.peer import Peer
 from kitlib.records import Measurement
 
@@ -41,8 +44,6 @@ class CpuParams(BaseModel):
 def environment_memory_bytes(label: str) -> int:
     """Memory an environment's processes see, known before it starts: a `+mem` limit, a guest's
     memory, else the host's total."""
-    from kitlib.environments import vm
-    from kitlib.environments.labels import parse_label
 
     spec = parse_label(label)
     mem = spec.options.get("mem")
@@ -130,7 +131,6 @@ class LinpackWorkload(Workload):
         return RawResult(outputs=outputs, facts=facts)
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
-        from kitlib.parsers import hpcc
 
         found = hpcc.parse(raw.outputs["hpccoutf"], f"{source}.hpccoutf.txt")
         return [m for m in found if m.dims.get("benchmark") == "HPL" and m.metric != "hpl_n"]

@@ -22,10 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kitlib import services
+from kitlib import naming, services
 from kitlib.environments.base import Environment
 from kitlib.environments.labels import parse_label
+from kitlib.errors import CommandFailed
 from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
+from kitlib.image import ensure_derived
 from kitlib.peer import Peer
 
 PARTS = ("shares", "quota", "bridge", "storage")
@@ -181,8 +183,6 @@ class ImageLayerWorkload(Workload):
     tool = "kit-fileops"
 
     def _once(self, env: Environment, image: str, command: list[str]) -> str:
-        from kitlib import naming
-        from kitlib.errors import CommandFailed
 
         labels = naming.docker_labels(env.run_label)
         volume = env.client.volumes.create(labels=labels) if env.spec.storage == "volume" else None
@@ -223,7 +223,6 @@ class CopyUpWorkload(ImageLayerWorkload):
         return [{"operation": "copy_up", "size_mb": size} for size in self.params.copyup_sizes_mb]
 
     def prepare(self, env: Environment, peer: Peer) -> None:
-        from kitlib.image import ensure_derived
 
         sizes = self.params.copyup_sizes_mb
         make = "mkdir -p /opt/copyup && cd /opt/copyup && " + " && ".join(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kitlib.environments.base import Environment
 from kitlib.experiments import hpcc_run
 from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.parsers import hpcc
 from kitlib.peer import Peer
 from kitlib.records import Measurement
 
@@ -68,7 +69,6 @@ class HpccMemoryWorkload(Workload):
         return RawResult(outputs=hpcc_run.run(env, self.n, prefix=prefix), facts=dict(self.facts))
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
-        from kitlib.parsers import hpcc
 
         found = hpcc.parse(raw.outputs["hpccoutf"], f"{source}.hpccoutf.txt")
         kept = []

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib.environments.base import Environment
-from kitlib.errors import CommandFailed
+from kitlib.errors import UnexpectedOutput
 from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
 from kitlib.parsers import redis_benchmark, redis_info
 from kitlib.peer import Peer
@@ -86,7 +86,9 @@ class RedisWorkload(Workload):
         peer.run(["sh", "-c", fill_script(self.params.keyspace, self.params.value_size, host, mapped)], timeout=1800)
         size = peer.run([*cli, "DBSIZE"], timeout=60).output.strip().split()[-1]
         if not size.isdigit() or int(size) != self.params.keyspace:
-            raise CommandFailed(f"redis keyspace fill: DBSIZE is {size!r}, expected {self.params.keyspace}")
+            raise UnexpectedOutput(
+                "peer", [*cli, "DBSIZE"], f"{size!r} keys after the fill, expected {self.params.keyspace}"
+            )
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         assert self.target is not None, "prepare() first"

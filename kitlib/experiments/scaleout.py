@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib import irq
 from kitlib.environments.base import Environment
-from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.errors import EnvironmentUnavailable, UnexpectedOutput
 from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.experiments.redis import fill_script
 from kitlib.parsers import redis_benchmark, scaleout_load
@@ -124,9 +124,7 @@ class ScaleoutWorkload(Workload):
             peer.run(["sh", "-c", fill_script(p.keyspace, p.value_size, host, port)], timeout=1800)
             size = peer.run([*cli, "DBSIZE"], timeout=60).output.strip().split()[-1]
             if not size.isdigit() or int(size) != p.keyspace:
-                raise CommandFailed(
-                    f"scaleout keyspace fill of {host}:{port}: DBSIZE is {size!r}, expected {p.keyspace}"
-                )
+                raise UnexpectedOutput("peer", [*cli, "DBSIZE"], f"{size!r} keys after the fill, expected {p.keyspace}")
             self.pids.append(server_pid(peer.run([*cli, "INFO", "server"], timeout=60).output, f"{host}:{port}"))
         self.proxy_port, self.stats_port = free_ports(2)
 
@@ -229,7 +227,7 @@ def server_pid(info: str, where: str) -> str:
     for line in info.splitlines():
         if line.startswith("process_id:"):
             return line.split(":", 1)[1].strip()
-    raise CommandFailed(f"scaleout: INFO server of {where} has no process_id")
+    raise UnexpectedOutput("peer", f"redis-cli INFO server ({where})", "no process_id line")
 
 
 def load_script(loaders: int, host: str, port: int, requests: int, p: ScaleoutParams) -> str:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kitlib import paths
+from kitlib.environments.docker import docker_client
+from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands
 from kitlib.vm.qemu import QEMU
 
@@ -122,8 +124,6 @@ def vm_label_status(label: str) -> tuple[bool, str]:
         return False, f"{QEMU} is not installed (apt-get install qemu-system-x86)"
     if os.geteuid() != 0:
         return False, "needs root (a tap device for the guest's virtio NIC)"
-    from kitlib.environments.docker import docker_client
-    from kitlib.errors import EnvironmentUnavailable
 
     try:
         docker_client()

@@ -21,6 +21,7 @@ from pathlib import Path
 from kitlib import paths
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands, links
+from kitlib.image import _build_lock
 
 ENGINE_START_S = 60
 LOAD_TIMEOUT_S = 900
@@ -29,7 +30,6 @@ KEEP_STORES = 2
 
 def ensure_engine_store(client, tag: str, *, notify=print) -> Path:
     """An ext4 image holding a Docker data root (overlay2) with `tag` loaded, cached by image id."""
-    from kitlib.image import _build_lock
 
     image = client.images.get(tag)
     folder = paths.cache_root() / "engine-stores"

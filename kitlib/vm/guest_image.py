@@ -18,6 +18,7 @@ from pathlib import Path
 from kitlib import paths
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands
+from kitlib.image import _build_lock, ensure_derived
 
 REPOSITORY = "kitlib/vm-guest"
 #: free space in the guest's root filesystem beyond what the image fills (the disk file is sparse)
@@ -128,7 +129,6 @@ class GuestArtifacts:
 
 def ensure_guest(client, bench_image: str, *, headroom_mib: int = DEFAULT_HEADROOM_MIB, notify=print) -> GuestArtifacts:
     """The guest built from `bench_image`, building (and caching) it when missing."""
-    from kitlib.image import _build_lock, ensure_derived
 
     for tool in ("mkfs.ext4", "tar"):
         if shutil.which(tool) is None:

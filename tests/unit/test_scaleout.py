@@ -110,3 +110,12 @@ def test_placement_claims_are_not_decided_where_instances_time_share_the_cpus(tm
         verdict = _claim(name).evaluate(records)
         assert verdict.status == "not testable here", (name, verdict.reason)
         assert "2 logical CPUs" in verdict.reason and "time-sharing" in verdict.reason
+
+
+def test_an_instance_without_a_pid_fails_its_point_with_what_redis_said():
+    from kitlib.errors import CommandFailed
+    from kitlib.experiments.scaleout import server_pid
+
+    assert server_pid("# Server\r\nredis_version:7.0.15\r\nprocess_id:4242\r\n", "x") == "4242"
+    with pytest.raises(CommandFailed, match="no process_id line"):
+        server_pid("# Server\r\nredis_version:7.0.15\r\n", "10.0.0.2:7000")
