@@ -143,7 +143,14 @@ FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
     "mysql": lambda df: {"mysql-fig10-13": __import__("kitlib.figures_mysql").figures_mysql.mysql_figures(df)},
     "startup": lambda df: {"startup-time": _startup().startup_figure(df)},
     "scaleout": lambda df: __import__("kitlib.figures_scaleout").figures_scaleout.scaleout_figures(df),
+    "scaleout-oltp": lambda df: {"scaleout-oltp-fig2-normalised": _oltp().scaleout_oltp_figure(df)},
 }
+
+
+def _oltp():
+    from kitlib import figures_scaleout_oltp
+
+    return figures_scaleout_oltp
 
 
 def _startup():

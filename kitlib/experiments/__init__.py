@@ -17,6 +17,7 @@ _MODULES = {
     "mysql": "kitlib.experiments.mysql",
     "startup": "kitlib.experiments.startup",
     "scaleout": "kitlib.experiments.scaleout",
+    "scaleout-oltp": "kitlib.experiments.scaleout_oltp",
 }
 
 

@@ -56,60 +56,12 @@ class OltpWorkload(Workload):
 
     def _sysbench(self, action: str, threads: int = 1, seconds: float | None = None) -> list[str]:
         assert self.target is not None
-        host, port = self.target
-        argv = [
-            "sysbench",
-            "oltp_read_write",
-            "--db-driver=mysql",
-            f"--mysql-host={host}",
-            f"--mysql-port={port}",
-            f"--mysql-user={USER}",
-            f"--mysql-password={USER}",
-            f"--mysql-db={USER}",
-            f"--tables={self.params.tables}",
-            f"--table-size={self.params.rows}",
-            f"--threads={threads}",
-        ]
-        if seconds is not None:
-            argv += [f"--time={seconds:g}", "--report-interval=0"]
-        return [*argv, action]
+        return sysbench_argv(self.target, self.params.tables, self.params.rows, action, threads, seconds)
 
     def prepare(self, env: Environment, peer: Peer) -> None:
         p = self.params
         port = env.layout.ports[0]
-        datadir = f"{env.data_dir}/mysql"
-        socket = f"{env.data_dir}/mysql.sock"
-        env.run(["rm", "-rf", datadir], timeout=120)
-        env.run(["mariadb-install-db", f"--datadir={datadir}", "--user=root", "--skip-test-db"], timeout=300)
-        env.start_service(
-            "mariadbd",
-            [
-                "mariadbd",
-                f"--datadir={datadir}",
-                "--user=root",
-                f"--port={port}",
-                "--bind-address=0.0.0.0",
-                f"--socket={socket}",
-                f"--pid-file={datadir}/mariadbd.pid",
-                f"--innodb-buffer-pool-size={p.buffer_pool_mb}M",
-                "--skip-log-bin",
-                "--skip-name-resolve",
-                "--max-connections=5000",
-                "--innodb-flush-log-at-trx-commit=1",
-            ],
-            ready_port=port,
-            ready_timeout=180,
-        )
-        env.run(
-            [
-                "mariadb",
-                f"--socket={socket}",
-                "-e",
-                f"CREATE DATABASE {USER}; CREATE USER '{USER}'@'%' IDENTIFIED BY '{USER}'; "
-                f"GRANT ALL ON {USER}.* TO '{USER}'@'%';",
-            ],
-            timeout=60,
-        )
+        start_server(env, "mariadbd", port, f"{env.data_dir}/mysql", f"{env.data_dir}/mysql.sock", p.buffer_pool_mb)
         self.target = env.address_for_peer(port, peer.host_address)
         peer.run(self._sysbench("prepare", threads=min(p.tables, 8)), timeout=3600)
         if p.warmup_seconds:
@@ -127,6 +79,65 @@ class OltpWorkload(Workload):
             "buffer_pool_mb": self.params.buffer_pool_mb,
         }
         return RawResult(outputs={"sysbench": result.output}, extra=extra, facts=facts)
+
+
+def sysbench_argv(
+    target: tuple[str, int], tables: int, rows: int, action: str, threads: int = 1, seconds: float | None = None
+) -> list[str]:
+    """sysbench oltp_read_write against one server as the kit's user (`prepare`, `run`, …)."""
+    host, port = target
+    argv = [
+        "sysbench",
+        "oltp_read_write",
+        "--db-driver=mysql",
+        f"--mysql-host={host}",
+        f"--mysql-port={port}",
+        f"--mysql-user={USER}",
+        f"--mysql-password={USER}",
+        f"--mysql-db={USER}",
+        f"--tables={tables}",
+        f"--table-size={rows}",
+        f"--threads={threads}",
+    ]
+    if seconds is not None:
+        argv += [f"--time={seconds:g}", "--report-interval=0"]
+    return [*argv, action]
+
+
+def start_server(env: Environment, name: str, port: int, datadir: str, socket: str, buffer_pool_mb: int) -> None:
+    """A fresh MariaDB in `datadir` serving `port` and `socket`, with the empty database and user sysbench
+    logs in as; the PID file is `{datadir}/mariadbd.pid`. Shared by every experiment that runs OLTP."""
+    env.run(["rm", "-rf", datadir], timeout=120)
+    env.run(["mariadb-install-db", f"--datadir={datadir}", "--user=root", "--skip-test-db"], timeout=300)
+    env.start_service(
+        name,
+        [
+            "mariadbd",
+            f"--datadir={datadir}",
+            "--user=root",
+            f"--port={port}",
+            "--bind-address=0.0.0.0",
+            f"--socket={socket}",
+            f"--pid-file={datadir}/mariadbd.pid",
+            f"--innodb-buffer-pool-size={buffer_pool_mb}M",
+            "--skip-log-bin",
+            "--skip-name-resolve",
+            "--max-connections=5000",
+            "--innodb-flush-log-at-trx-commit=1",
+        ],
+        ready_port=port,
+        ready_timeout=180,
+    )
+    env.run(
+        [
+            "mariadb",
+            f"--socket={socket}",
+            "-e",
+            f"CREATE DATABASE {USER}; CREATE USER '{USER}'@'%' IDENTIFIED BY '{USER}'; "
+            f"GRANT ALL ON {USER}.* TO '{USER}'@'%';",
+        ],
+        timeout=60,
+    )
 
 
 EXPERIMENT = Experiment(

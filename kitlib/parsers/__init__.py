@@ -31,6 +31,7 @@ _MODULES = {
     "netperf": "kitlib.parsers.netperf",
     "sysbench": "kitlib.parsers.sysbench",
     "kit-scaleout-load": "kitlib.parsers.scaleout_load",
+    "kit-scaleout-oltp": "kitlib.parsers.scaleout_oltp",
 }
 
 

@@ -358,6 +358,8 @@ def test_every_claim_is_covered_here():
         "scaleout_pinning_helps_native",
         "scaleout_docker_adds_little",
         "scaleout_vm_fastest_out_of_box",
+        # seed 002 post 2, the OLTP scale-out: tests/unit/test_scaleout_oltp.py, on real quick runs
+        "scaleout_oltp_docker_adds_little",
     }
     assert covered == {c.name for c in claims.CLAIMS}
 

@@ -1,0 +1,187 @@
+"""OLTP scale-out (seed 002, post 2): N independent MariaDB instances, N sysbench clients at once.
+
+The post ran 16 DVD Store instances (PostgreSQL, one client driver of 4 threads each) natively,
+in Docker (bridged networking, the database on a host volume) and in VMs, and reported the
+aggregate orders per minute normalised to native: Docker "adds little overhead (2-4%)". Here the
+database is MariaDB/InnoDB and the client sysbench `oltp_read_write`, as in the `mysql` experiment,
+whose server start and sysbench command lines this one reuses.
+
+The N instances run in the environment under test, each with its own data directory, port and
+socket: N `mariadbd` processes on `native`, N processes in the one container of a Docker label (not
+yet N containers). Each is prepared and warmed; then every point runs N clients on the peer at once
+(same threads, same duration), one per instance, and records each instance's tps and the aggregate
+tps over the bundle's wall clock (`kitlib.parsers.scaleout_oltp`).
+
+Placement (a swept point column): `default` leaves the instances to the scheduler over the SUT CPUs;
+`pinned` pins instance i (all its threads) to SUT CPU i modulo their count. Where the SUT has fewer
+CPUs than instances, pinning shares CPUs and every record says `placement_applicable` False.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kitlib import cpu_sampler
+from kitlib.environments.base import Environment
+from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
+from kitlib.experiments.mysql import start_server, sysbench_argv
+from kitlib.experiments.scaleout import PLACEMENTS, SUPPORTED_KINDS
+from kitlib.parsers.scaleout_oltp import AGGREGATE
+from kitlib.peer import Peer
+from kitlib.records import Measurement
+
+
+class ScaleoutOltpParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    instances: int = Field(description="independent database instances, one client each (the post: 16)", ge=1, le=64)
+    threads: list[int] = Field(description="sysbench threads of every client (the post: 4 per driver)")
+    seconds: float = Field(description="duration of each measured run", gt=0, le=3600)
+    warmup_seconds: float = Field(2, description="unrecorded run of all clients at once after preparing", ge=0, le=3600)
+    tables: int = Field(1, description="sysbench tables per instance", ge=1, le=1000)
+    rows: int = Field(description="rows per table of every instance", ge=100)
+    buffer_pool_mb: int = Field(description="InnoDB buffer pool of every instance", ge=16)
+    placements: list[str] = Field(default_factory=lambda: list(PLACEMENTS), description="placements swept")
+
+    @field_validator("threads")
+    @classmethod
+    def _threads(cls, value: list[int]) -> list[int]:
+        return sorted_within(value, 1, 4096, "thread counts")
+
+    @field_validator("placements")
+    @classmethod
+    def _placements(cls, value: list[str]) -> list[str]:
+        bad = [p for p in value if p not in PLACEMENTS]
+        if not value or bad:
+            raise ValueError(f"placements must be among {list(PLACEMENTS)}, got {bad or value}")
+        return [p for p in PLACEMENTS if p in value]
+
+
+class ScaleoutOltpWorkload(Workload):
+    name = "scaleout_oltp_read_write"
+    tool = "kit-scaleout-oltp"
+
+    def __init__(self, params: ScaleoutOltpParams):
+        super().__init__(params)
+        self.sut_cores = params.instances
+        self.ports_needed = params.instances
+        self.targets: list[tuple[str, int]] = []
+        self.pids: list[str] = []
+        self.cpus: list[int] = []
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"placement": p, "threads": t} for p in self.params.placements for t in self.params.threads]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        p = self.params
+        if env.kind not in SUPPORTED_KINDS:
+            raise EnvironmentUnavailable(
+                f"{env.label}: the OLTP scale-out runs on native and Docker labels only for now "
+                f"(one guest per instance is not built yet); got kind {env.kind!r}"
+            )
+        # a remote SUT's CPUs are not in the layout: every CPU its environment sees
+        self.cpus = list(env.layout.sut_cpus) or list(range(int(env.run(["nproc"], timeout=30).output.split()[-1])))
+        self.targets, self.pids = [], []
+        root = env.data_dir.rstrip("/")
+        for i, port in enumerate(env.layout.ports[: p.instances]):
+            datadir = f"{root}/oltp-{i}"
+            start_server(env, f"mariadbd-{i}", port, datadir, f"{root}/oltp-{i}.sock", p.buffer_pool_mb)
+            argv = ["cat", f"{datadir}/mariadbd.pid"]
+            pid = env.run(argv, timeout=30).output.strip()
+            if not pid.isdigit():  # taskset needs it; a server without one cannot be placed
+                raise CommandFailed(env.label, argv, 0, f"no PID of instance {i}: {pid!r}")
+            self.pids.append(pid)
+            self.targets.append(env.address_for_peer(port, peer.host_address))
+        for target in self.targets:
+            peer.run(sysbench_argv(target, p.tables, p.rows, "prepare", min(p.tables, 8)), timeout=3600)
+        if p.warmup_seconds:
+            warm = bundle_script(self._clients(max(p.threads), p.warmup_seconds))
+            peer.run(["bash", "-c", warm], timeout=p.warmup_seconds + 300)
+
+    def _clients(self, threads: int, seconds: float) -> list[list[str]]:
+        p = self.params
+        return [sysbench_argv(t, p.tables, p.rows, "run", threads, seconds) for t in self.targets]
+
+    def place(self, env: Environment, placement: str) -> None:
+        """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
+        for i, pid in enumerate(self.pids):
+            allowed = str(self.cpus[i % len(self.cpus)]) if placement == "pinned" else ",".join(map(str, self.cpus))
+            env.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        assert self.targets, "prepare() first"
+        seconds = self.params.seconds
+        self.place(env, point["placement"])
+        script = bundle_script(self._clients(point["threads"], seconds))
+        with cpu_sampler.CpuSampler(env.layout.sut_cpus) as cpu:
+            output = peer.run(["bash", "-c", script], timeout=seconds + 300).output
+        busy = cpu.utilization
+        extra = [Measurement("cpu_utilization", busy, "%", {"instance": AGGREGATE})] if busy is not None else []
+        facts = {
+            "cpu_method": cpu_sampler.METHOD,
+            "sut_cpu_count": len(self.cpus),
+            "placement_applicable": len(self.cpus) >= self.params.instances,
+        }
+        return RawResult(outputs={"clients": output}, extra=extra, facts=facts)
+
+    def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        p = self.params
+        return {
+            **point,
+            "instances": p.instances,
+            "tables": p.tables,
+            "rows": p.rows,
+            "buffer_pool_mb": p.buffer_pool_mb,
+            "seconds": p.seconds,
+        }
+
+
+def bundle_script(clients: list[list[str]]) -> str:
+    """Bash: every client at once, each into its own file; when all have ended, each output after
+    `== instance i` and the bundle's wall time after `== elapsed` (the parser's format)."""
+    lines = ["set -u", "d=$(mktemp -d)", "trap 'rm -rf $d' EXIT", "pids=", "start=$(date +%s.%N)"]
+    for i, argv in enumerate(clients):
+        lines += [f"{shlex.join(argv)} > $d/{i} 2>&1 &", 'pids="$pids $!"']
+    lines += ["wait $pids", "end=$(date +%s.%N)"]
+    lines += [f"echo '== instance {i}'; cat $d/{i}" for i in range(len(clients))]
+    lines.append('echo "== elapsed $(awk -v a=$start -v b=$end \'BEGIN { printf "%.6f", b - a }\')"')
+    return "\n".join(lines)
+
+
+EXPERIMENT = Experiment(
+    name="scaleout-oltp",
+    notebook="experiments/scaleout-oltp.ipynb",
+    params_model=ScaleoutOltpParams,
+    profiles={
+        "quick": {
+            "instances": 2,
+            "threads": [4],
+            "seconds": 3,
+            "warmup_seconds": 2,
+            "rows": 5000,
+            "buffer_pool_mb": 32,
+        },
+        "standard": {
+            "instances": 4,
+            "threads": [4],
+            "seconds": 30,
+            "warmup_seconds": 10,
+            "rows": 100_000,
+            "buffer_pool_mb": 256,
+        },
+        "paper": {
+            "instances": 16,
+            "threads": [4],
+            "seconds": 120,
+            "warmup_seconds": 30,
+            "rows": 500_000,
+            "buffer_pool_mb": 512,
+        },
+    },
+    default_envs=("native", "docker-host-volume", "docker-nat-volume"),
+    make_workloads=lambda params: [ScaleoutOltpWorkload(params)],
+)

@@ -1,0 +1,77 @@
+"""The load script of the OLTP scale-out: one sysbench run per database instance, all at once, one wall clock.
+
+The script on the peer starts every client together and, when all have ended, prints each one's
+sysbench output after a section line, then the wall time of the whole bundle:
+
+    == instance 0
+    SQL statistics: ...
+        transactions:                        1900   (632.60 per sec.)
+    ...
+    == instance 1
+    ...
+    == elapsed 3.104211
+
+Each section is checked by the sysbench parser and kept per instance (`instance` = 0, 1, …). The
+aggregate (`instance` = `all`) counts every transaction of every client over that one wall time
+(a client's count is its rate times its own run time, as sysbench computes the rate), so clients
+that did not overlap cannot add up to more than the host did; errors and reconnects are summed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitlib.errors import ParseError
+from kitlib.parsers import sysbench
+from kitlib.records import Measurement
+
+TOOL = "kit-scaleout-oltp"
+AGGREGATE = "all"
+_SECTION = re.compile(r"^== instance (\d+)\s*$")
+_ELAPSED = re.compile(r"^== elapsed ([0-9.]+)\s*$")
+
+
+def _sections(text: str, source: str) -> tuple[dict[int, str], float]:
+    sections: dict[int, list[str]] = {}
+    current: list[str] | None = None
+    elapsed: float | None = None
+    for line in text.splitlines():
+        head, end = _SECTION.match(line), _ELAPSED.match(line)
+        if head:
+            current = sections.setdefault(int(head[1]), [])
+        elif end:
+            elapsed, current = float(end[1]), None
+        elif current is not None:
+            current.append(line)
+    if not sections:
+        raise ParseError(TOOL, source, "no '== instance' section (the load script did not run?)")
+    if elapsed is None:
+        raise ParseError(TOOL, source, "no '== elapsed' line (the load script was cut short?)")
+    if elapsed <= 0:
+        raise ParseError(TOOL, source, f"elapsed time {elapsed} s is not positive")
+    return {i: "\n".join(lines) for i, lines in sorted(sections.items())}, elapsed
+
+
+def parse(text: str, source: str) -> list[Measurement]:
+    sections, elapsed = _sections(text, source)
+    found: list[Measurement] = []
+    transactions = queries = 0.0
+    counts = {"errors": 0.0, "reconnects": 0.0}
+    for instance, output in sections.items():
+        one = {m.metric: m for m in sysbench.parse(output, f"{source} (instance {instance})")}
+        if "duration" not in one:
+            raise ParseError(TOOL, source, f"instance {instance}: no total time")
+        transactions += one["tps"].value * one["duration"].value
+        queries += one["qps"].value * one["duration"].value if "qps" in one else 0.0
+        for metric in counts:
+            counts[metric] += one[metric].value if metric in one else 0.0
+        found += [Measurement(m.metric, m.value, m.unit, {"instance": str(instance)}) for m in one.values()]
+    total = {"instance": AGGREGATE}
+    found += [
+        Measurement("tps", transactions / elapsed, "transactions/s", total),
+        Measurement("qps", queries / elapsed, "queries/s", total),
+        Measurement("duration", elapsed, "s", total),
+        Measurement("clients", float(len(sections)), "count", total),
+        *(Measurement(metric, value, "count", total) for metric, value in counts.items()),
+    ]
+    return found
