@@ -12,20 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from kitlib import (
-    claims,
-    figures_io,
-    figures_latency,
-    figures_placement,
-    hostfacts,
-    latency_analysis,
-    littles_law,
-    paths,
-    plots,
-    stats,
-)
+from kitlib import claims, figures, hostfacts, latency_analysis, littles_law, paths, stats
 from kitlib.claims.core import ENV_OPTION_COLUMNS
-from kitlib.experiments import startup
 from kitlib.hostid import describe_host, host_id
 from kitlib.planning import parse_value
 from kitlib.records import BOOKKEEPING_COLUMNS
@@ -109,28 +97,27 @@ def by_experiment(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def _redis_figures(df: pd.DataFrame) -> dict[str, object]:
-    return {"redis-fig8-9-throughput-latency": plots.redis_throughput_latency(df)}
+    return {"redis-fig8-9-throughput-latency": figures.redis.throughput_latency(df)}
 
 
 def _latency_figures(df: pd.DataFrame) -> dict[str, object]:
-
     found: dict[str, object] = {}
     if (df["workload"] == "shares").any():
-        found["latency-fig1-cdf-shares"] = figures_latency.latency_cdf(df)
+        found["latency-fig1-cdf-shares"] = figures.latency.latency_cdf(df)
     quota = latency_analysis.quota_table(df)
     if not quota.empty:
-        found["latency-fig2-quota"] = figures_latency.slow_requests_vs_quota(
+        found["latency-fig2-quota"] = figures.latency.slow_requests_vs_quota(
             quota, latency_analysis.unthrottled_utilization(quota)
         )
     if (df["workload"] == "bridge").any():
-        found["latency-fig3-bridge"] = figures_latency.bridge_vs_host(df)
+        found["latency-fig3-bridge"] = figures.latency.bridge_vs_host(df)
     if df["workload"].isin(["storage", "copy_up", "layers"]).any():
-        found["latency-fig4-6-storage"] = figures_latency.storage_operations(df)
+        found["latency-fig4-6-storage"] = figures.latency.storage_operations(df)
     return found
 
 
 def _memory_figures(df: pd.DataFrame) -> dict[str, object]:
-    return {"memory-stream-kernels": plots.stream_kernels(df)} if (df["workload"] == "stream").any() else {}
+    return {"memory-stream-kernels": figures.memory.stream_kernels(df)} if (df["workload"] == "stream").any() else {}
 
 
 #: experiment -> function(records of that experiment) -> {figure name: Figure}
@@ -138,29 +125,13 @@ FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
     "redis": _redis_figures,
     "latency": _latency_figures,
     "memory": _memory_figures,
-    "net": lambda df: {"net-fig2-3-throughput-cpu-rtt": _io().network(df)},
-    "block": lambda df: {"block-fig5-7-sequential-random-latency": _io().block(df)},
-    "mysql": lambda df: {"mysql-fig10-13": __import__("kitlib.figures_mysql").figures_mysql.mysql_figures(df)},
-    "startup": lambda df: {"startup-time": _startup().startup_figure(df)},
-    "scaleout": lambda df: __import__("kitlib.figures_scaleout").figures_scaleout.scaleout_figures(df),
-    "scaleout-oltp": lambda df: {"scaleout-oltp-fig2-normalised": _oltp().scaleout_oltp_figure(df)},
+    "net": lambda df: {"net-fig2-3-throughput-cpu-rtt": figures.net_block.network(df)},
+    "block": lambda df: {"block-fig5-7-sequential-random-latency": figures.net_block.block(df)},
+    "mysql": lambda df: {"mysql-fig10-13": figures.mysql.mysql_figures(df)},
+    "startup": lambda df: {"startup-time": figures.startup.startup_figure(df)},
+    "scaleout": figures.scaleout.scaleout_figures,
+    "scaleout-oltp": lambda df: {"scaleout-oltp-fig2-normalised": figures.scaleout_oltp.scaleout_oltp_figure(df)},
 }
-
-
-def _oltp():
-    from kitlib import figures_scaleout_oltp
-
-    return figures_scaleout_oltp
-
-
-def _startup():
-
-    return startup
-
-
-def _io():
-
-    return figures_io
 
 
 def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> dict[str, list[Path]]:
@@ -173,12 +144,12 @@ def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> d
         if make is None:
             continue
         for name, figure in make(part).items():
-            written[name] = plots.save(figure, name, figures_dir)
+            written[name] = figures.save(figure, name, figures_dir)
             plt.close(figure)
 
-    if figures_placement.has_placement_runs(df):
-        figure = figures_placement.placement_figure(df)
-        written["placement-seed003-iops-rtt"] = plots.save(figure, "placement-seed003-iops-rtt", figures_dir)
+    if figures.placement.has_placement_runs(df):
+        figure = figures.placement.placement_figure(df)
+        written["placement-seed003-iops-rtt"] = figures.save(figure, "placement-seed003-iops-rtt", figures_dir)
         plt.close(figure)
     return written
 

@@ -190,8 +190,6 @@ def dry_run(plan) -> int:
     built, connected to or written."""
     import json
 
-    from kitlib.store import RunStore
-
     store = RunStore(paths.results_root() / plan.experiment / plan.run_id)
     print(json.dumps(plan.model_dump(mode="json"), indent=2, sort_keys=True))
     print(f"run_id: {plan.run_id}")

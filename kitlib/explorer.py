@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.plots import _style, env_order, unit_label
+from kitlib.figures.style import env_order, env_style, unit_label
 
 #: columns that are bookkeeping or drawn on an axis, not a configuration that separates series
 _NOT_CONFIGURATION = {
@@ -80,7 +80,7 @@ def show(df: pd.DataFrame, experiment: str, envs: list[str], metric: str, worklo
             table["mean"],
             yerr=table["std"].fillna(0),
             capsize=3,
-            color=[_style(e)["color"] for e in table["env"]],
+            color=[env_style(e)["color"] for e in table["env"]],
         )
         ax.tick_params(axis="x", labelrotation=20)
     else:
@@ -95,14 +95,14 @@ def show(df: pd.DataFrame, experiment: str, envs: list[str], metric: str, worklo
                     yerr=rows["std"].fillna(0),
                     capsize=3,
                     label=f"{env} {suffix}".strip(),
-                    **_style(env),
+                    **env_style(env),
                 )
         ax.set_xlabel(x)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.15), ncol=3, frameon=False)
     means = table["mean"][table["mean"] > 0]
     if len(means) and means.max() / means.min() > 50:  # an emulator's scale would flatten the rest
-        from kitlib.plots import readable_log_ticks
+        from kitlib.figures.style import readable_log_ticks
 
         ax.set_yscale("log")
         readable_log_ticks(ax.yaxis)

@@ -179,7 +179,6 @@ def local_benchmark_image() -> str | None:
 
 def built_here(image: str | None) -> bool:
     """Whether this machine's engine has `image` (so shipping it needs no build)."""
-    from kitlib.environments.docker import docker_client
 
     if image is None:
         return False

@@ -204,7 +204,6 @@ _REMOTE_FACTS = (
 def collect_host_over(run) -> dict[str, Any]:
     """The facts of another machine (a remote system under test) through its `run(argv, timeout=…)`
     function, shaped like `collect_host`, with its host id."""
-    from kitlib.hostid import host_id
 
     out = run(["sh", "-c", _REMOTE_FACTS], timeout=60, check=False).output
     facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)

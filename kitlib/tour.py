@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kitlib import analysis, latency_analysis, littles_law, paths, stats
-from kitlib.plots import _style, env_order, readable_log_ticks
+from kitlib.figures.style import env_order, env_style, readable_log_ticks
 
 SAMPLE = "data/sample"
 
@@ -291,7 +291,7 @@ def ratio_intervals(df: pd.DataFrame, metric: str = "throughput"):
                           "high": result.ci_high, "verdict": result.verdict})  # fmt: skip
         part = pd.DataFrame([t for t in table if t["env"] == env])
         ax.errorbar(part["clients"], part["ratio"], yerr=[part["ratio"] - part["low"], part["high"] - part["ratio"]],
-                    capsize=3, label=env, **_style(env))  # fmt: skip
+                    capsize=3, label=env, **env_style(env))  # fmt: skip
 
     ax.axhline(1.0, color="grey", linewidth=0.8)
     ax.set_xscale("log", base=2)

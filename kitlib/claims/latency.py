@@ -96,7 +96,6 @@ def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
 def _bridge_fixed_offset(df: pd.DataFrame) -> Verdict:
     """Offset part: its interval above 0. Size part: the change across the sizes measured (slope × range)
     within ±half the offset. Both must hold."""
-    from kitlib import latency_analysis
 
     rows = df[(df["experiment"] == "latency") & (df["workload"] == "bridge") & (df["metric"] == "latency_mean")]
     table = latency_analysis.bridge_table(df[df["experiment"] == "latency"]) if not rows.empty else pd.DataFrame()

@@ -256,7 +256,6 @@ class LayerWalkWorkload(ImageLayerWorkload):
         return [{"operation": "walk", "layers": k} for k in self.params.layers]
 
     def prepare(self, env: Environment, peer: Peer) -> None:
-        from kitlib.image import ensure_derived
 
         p = self.params
         tree = (

@@ -7,8 +7,8 @@ database is MariaDB/InnoDB and the client sysbench `oltp_read_write`, as in the 
 whose server start and sysbench command lines this one reuses.
 
 The N instances run in the environment under test, each with its own data directory, port and
-socket: N `mariadbd` processes on `native`, N processes in the one container of a Docker label (not
-yet N containers). Each is prepared and warmed; then every point runs N clients on the peer at once
+socket: N `mariadbd` processes on `native`, N containers of a Docker label (`containers`; see
+`Environment.companion`). Each is prepared and warmed; then every point runs N clients on the peer at once
 (same threads, same duration), one per instance, and records each instance's tps and the aggregate
 tps over the bundle's wall clock (`kitlib.parsers.scaleout_oltp`).
 
@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib import cpu_sampler
 from kitlib.environments.base import Environment
-from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.errors import EnvironmentUnavailable, UnexpectedOutput
 from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
 from kitlib.experiments.mysql import start_server, sysbench_argv
 from kitlib.experiments.scaleout import PLACEMENTS, SUPPORTED_KINDS
@@ -71,6 +71,9 @@ class ScaleoutOltpWorkload(Workload):
         self.ports_needed = params.instances
         self.targets: list[tuple[str, int]] = []
         self.pids: list[str] = []
+        #: the environment each instance runs in: its own container on Docker labels, else the one
+        self.homes: list[Environment] = []
+        self.containers = 0
         self.cpus: list[int] = []
 
     def points(self) -> list[dict[str, Any]]:
@@ -85,17 +88,20 @@ class ScaleoutOltpWorkload(Workload):
             )
         # a remote SUT's CPUs are not in the layout: every CPU its environment sees
         self.cpus = list(env.layout.sut_cpus) or list(range(int(env.run(["nproc"], timeout=30).output.split()[-1])))
-        self.targets, self.pids = [], []
-        root = env.data_dir.rstrip("/")
+        self.targets, self.pids, self.homes = [], [], []
         for i, port in enumerate(env.layout.ports[: p.instances]):
+            home = (env.companion(i, [port]) if i else None) or env  # its own container on Docker labels
+            root = home.data_dir.rstrip("/")
             datadir = f"{root}/oltp-{i}"
-            start_server(env, f"mariadbd-{i}", port, datadir, f"{root}/oltp-{i}.sock", p.buffer_pool_mb)
+            start_server(home, f"mariadbd-{i}", port, datadir, f"{root}/oltp-{i}.sock", p.buffer_pool_mb)
             argv = ["cat", f"{datadir}/mariadbd.pid"]
-            pid = env.run(argv, timeout=30).output.strip()
+            pid = home.run(argv, timeout=30).output.strip()
             if not pid.isdigit():  # taskset needs it; a server without one cannot be placed
-                raise CommandFailed(env.label, argv, 0, f"no PID of instance {i}: {pid!r}")
+                raise UnexpectedOutput(home.label, argv, f"no PID of instance {i}: {pid!r}")
             self.pids.append(pid)
-            self.targets.append(env.address_for_peer(port, peer.host_address))
+            self.homes.append(home)
+            self.targets.append(home.address_for_peer(port, peer.host_address))
+        self.containers = len({id(home) for home in self.homes}) if env.kind == "docker" else 0
         for target in self.targets:
             peer.run(sysbench_argv(target, p.tables, p.rows, "prepare", min(p.tables, 8)), timeout=3600)
         if p.warmup_seconds:
@@ -108,9 +114,9 @@ class ScaleoutOltpWorkload(Workload):
 
     def place(self, env: Environment, placement: str) -> None:
         """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
-        for i, pid in enumerate(self.pids):
+        for i, (pid, home) in enumerate(zip(self.pids, self.homes, strict=True)):
             allowed = str(self.cpus[i % len(self.cpus)]) if placement == "pinned" else ",".join(map(str, self.cpus))
-            env.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
+            home.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         assert self.targets, "prepare() first"
@@ -133,6 +139,7 @@ class ScaleoutOltpWorkload(Workload):
         return {
             **point,
             "instances": p.instances,
+            "containers": self.containers,
             "tables": p.tables,
             "rows": p.rows,
             "buffer_pool_mb": p.buffer_pool_mb,

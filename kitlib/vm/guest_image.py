@@ -181,7 +181,6 @@ class SystemTree:
 def ensure_system_tree(client, bench_image: str, *, notify=print) -> SystemTree:
     """The guest image (benchmark image + systemd) unpacked once per image, with the VM-only seed
     unit masked: a system container gets its address from LXC, and commands through lxc-attach."""
-    from kitlib.image import _build_lock, ensure_derived
 
     tag = ensure_derived(client, bench_image, GUEST_STEPS, REPOSITORY, notify=notify)
     image = client.images.get(tag)

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from kitlib import analysis, explorer, figures_io, figures_latency, figures_mysql, plots  # noqa: E402
+from kitlib import analysis, explorer, figures  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -23,15 +23,15 @@ def _texts(fig) -> str:
 
 
 def test_redis_latency_is_on_a_log_axis_so_the_emulator_does_not_flatten_the_rest(records):
-    fig = plots.redis_throughput_latency(records[records["experiment"] == "redis"])
+    fig = figures.redis.throughput_latency(records[records["experiment"] == "redis"])
     assert fig.axes[1].get_yscale() == "log"
     assert "qemu-tcg" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     plt.close(fig)
 
 
 def test_latency_cdfs_are_steps_on_a_log_axis_and_say_what_they_are_drawn_from(records):
-    shares = figures_latency.latency_cdf(records)
-    block = figures_io.block(records[records["experiment"] == "block"])
+    shares = figures.latency.latency_cdf(records)
+    block = figures.net_block.block(records[records["experiment"] == "block"])
     for fig, ax in ((shares, shares.axes[0]), (block, block.axes[2])):
         assert ax.get_xscale() == "log"
         assert ax.lines and all(line.get_drawstyle() == "steps-post" for line in ax.lines)
@@ -40,7 +40,7 @@ def test_latency_cdfs_are_steps_on_a_log_axis_and_say_what_they_are_drawn_from(r
 
 
 def test_mysql_legend_names_the_loss_curves_and_every_mean_has_an_error_bar(records):
-    fig = figures_mysql.mysql_figures(records[records["experiment"] == "mysql"])
+    fig = figures.mysql.mysql_figures(records[records["experiment"] == "mysql"])
     top_left, fig11, _, fig13 = fig.axes[:4]
     labels = [t.get_text() for t in top_left.get_legend().get_texts()]
     assert any(label.endswith("loss vs native") for label in labels)
@@ -52,7 +52,7 @@ def test_mysql_legend_names_the_loss_curves_and_every_mean_has_an_error_bar(reco
 
 
 def test_units_read_microseconds_never_us(records):
-    for make in (figures_latency.latency_cdf, plots.redis_throughput_latency):
+    for make in (figures.latency.latency_cdf, figures.redis.throughput_latency):
         fig = make(records)
         assert " us" not in _texts(fig) and "(us" not in _texts(fig)
         plt.close(fig)

@@ -65,13 +65,12 @@ LAYERS = {
     "kitlib.plan_view": 4,
     "kitlib.reproduce": 4,
     "kitlib.hostcheck": 4,
-    "kitlib.plots": 5,
     "kitlib.figures": 5,
-    "kitlib.figures_io": 5,
-    "kitlib.figures_latency": 5,
-    "kitlib.figures_mysql": 5,
-    "kitlib.figures_placement": 5,
-    "kitlib.figures_scaleout": 5,
+    "kitlib.figures.net_block": 5,
+    "kitlib.figures.latency": 5,
+    "kitlib.figures.mysql": 5,
+    "kitlib.figures.placement": 5,
+    "kitlib.figures.scaleout": 5,
     "kitlib.claims": 5,
     "kitlib.analysis": 5,
     "kitlib.drift": 5,
@@ -84,7 +83,7 @@ LAYERS = {
 }
 
 #: function-local kitlib imports today; lower it when you hoist some, never raise it
-LOCAL_IMPORTS_AT_MOST = 41
+LOCAL_IMPORTS_AT_MOST = 34
 
 
 def module_names() -> dict[str, Path]:

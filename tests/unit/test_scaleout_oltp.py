@@ -102,7 +102,7 @@ def test_claim_is_not_decided_where_the_sut_has_fewer_cpus_than_instances():
 
 
 def test_figure_table_normalises_to_native_with_the_claims_interval():
-    from kitlib.figures_scaleout_oltp import normalised, scaleout_oltp_figure
+    from kitlib.figures.scaleout_oltp import normalised, scaleout_oltp_figure
 
     table = normalised(pd.read_csv(RECORDS))
     native, docker = table[table["env"] == "native"], table[table["env"] != "native"]

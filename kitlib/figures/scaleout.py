@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.plots import ENV_COLOURS, env_order
+from kitlib.figures.style import ENV_COLOURS, env_order
 
 CONFIGS = ("baseline", "scale-out")
 

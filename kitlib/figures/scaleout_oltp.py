@@ -13,8 +13,8 @@ import math
 import pandas as pd
 
 from kitlib.claims.core import effect_between
+from kitlib.figures.style import ENV_COLOURS, env_order
 from kitlib.parsers.scaleout_oltp import AGGREGATE
-from kitlib.plots import ENV_COLOURS, env_order
 
 PLACEMENTS = ("default", "pinned")
 

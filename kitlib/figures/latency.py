@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.plots import _style, env_order, legend, readable_log_ticks, step_cdf
+from kitlib.figures.style import env_order, env_style, legend, readable_log_ticks, step_cdf
 
 
 def latency_cdf(df: pd.DataFrame, workload: str = "shares"):
@@ -79,7 +79,7 @@ def bridge_vs_host(df: pd.DataFrame):
         for env, group in part.groupby("env"):
             stats = group.groupby("size_kb")["value"].agg(["mean", "std"]).reset_index()
             ax.errorbar(
-                stats["size_kb"], stats["mean"], yerr=stats["std"].fillna(0), capsize=3, label=env, **_style(env)
+                stats["size_kb"], stats["mean"], yerr=stats["std"].fillna(0), capsize=3, label=env, **env_style(env)
             )
         ax.set_title(direction.replace("_", " "))
         ax.set_xlabel("message size (KB)")
@@ -110,13 +110,15 @@ def storage_operations(df: pd.DataFrame):
                 stats["mean"],
                 yerr=stats["std"].fillna(0),
                 capsize=3,
-                color=[_style(e)["color"] for e in stats.index],
+                color=[env_style(e)["color"] for e in stats.index],
             )
             ax.tick_params(axis="x", labelrotation=15)
         else:
             for env, group in rows.groupby("env"):
                 stats = group.groupby(x)["value"].agg(["mean", "std"]).reset_index()
-                ax.errorbar(stats[x], stats["mean"], yerr=stats["std"].fillna(0), capsize=3, label=env, **_style(env))
+                ax.errorbar(
+                    stats[x], stats["mean"], yerr=stats["std"].fillna(0), capsize=3, label=env, **env_style(env)
+                )
             ax.set_xlabel(xlabel)
             ax.legend(fontsize=7)
         ax.set_title(title, fontsize=10)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.plots import _style, env_order, mean_std, sweep_axes
+from kitlib.figures.style import env_order, env_style, mean_std, sweep_axes
 
 
 def _joined(df: pd.DataFrame) -> pd.DataFrame:
@@ -30,7 +30,7 @@ def _against(ax, table: pd.DataFrame, x: str) -> None:
             yerr=rows["tps_sd"].fillna(0),
             capsize=2,
             label=env,
-            **_style(env),
+            **env_style(env),
         )
         for _, row in rows.iterrows():
             ax.annotate(
@@ -39,7 +39,7 @@ def _against(ax, table: pd.DataFrame, x: str) -> None:
                 textcoords="offset points",
                 xytext=(4, 4),
                 fontsize=7,
-                color=_style(env)["color"],
+                color=env_style(env)["color"],
             )
 
 
@@ -61,7 +61,7 @@ def mysql_figures(df: pd.DataFrame):
                 loss.index,
                 loss.values,
                 linestyle=":",
-                color=_style(env)["color"],
+                color=env_style(env)["color"],
                 alpha=0.8,
                 label=f"{env}: loss vs native",
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.plots import grouped_bars
+from kitlib.figures.style import grouped_bars
 
 #: environments of the placement study; Docker on the host is the study's "Docker" (AUFS + NAT)
 PLACEMENT_ENVS = ("lxc", "docker-nat-overlay", "docker-host-volume", "docker-in-kvm", "docker-in-qemu-tcg")

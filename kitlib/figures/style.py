@@ -1,4 +1,6 @@
-"""Figures: a records DataFrame in, a matplotlib Figure out; saving is separate.
+"""The figures' common style and helpers: colours per environment, mean ± sd sweeps, step CDFs,
+grouped bars, readable log ticks, and saving (PNG + PDF). Each experiment's figures are in the
+module of its name beside this one: a records DataFrame in, a matplotlib Figure out.
 
 Error bars are the standard deviation across repetitions, as in the paper's figures. Labels
 that are not hardware virtualization (`qemu-tcg`) are drawn dashed so no one reads them as KVM.
@@ -26,7 +28,8 @@ ENV_COLOURS = {
 }
 
 
-def _style(env: str) -> dict:
+def env_style(env: str) -> dict:
+    """Colour, line and marker of an environment's series (emulation dashed)."""
     base = env.split("+")[0]
     return {"color": ENV_COLOURS.get(base), "linestyle": "--" if "qemu-tcg" in base else "-", "marker": "o"}
 
@@ -46,31 +49,11 @@ def sweep_axes(ax, df, x: str, metric: str, ylabel: str, *, scale: float = 1.0, 
     for env in env_order(table):
         rows = table[table["env"] == env]
         ax.errorbar(
-            rows[x], rows["mean"] * scale, yerr=rows["std"].fillna(0) * scale, label=env, capsize=3, **_style(env)
+            rows[x], rows["mean"] * scale, yerr=rows["std"].fillna(0) * scale, label=env, capsize=3, **env_style(env)
         )
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
-
-
-def redis_throughput_latency(df):
-    """The paper's Figures 8 and 9 side by side: throughput and mean latency vs connections."""
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    sweep_axes(left, df, "clients", "throughput", "throughput (k requests/s)", scale=1e-3, op="mix")
-    sweep_axes(right, df, "clients", "latency_mean", "mean latency (µs, log scale)", op="mix")
-    right.set_yscale("log")  # an emulator's milliseconds would flatten native, host and NAT onto the floor
-    readable_log_ticks(right.yaxis)
-    ticks = sorted(df["clients"].dropna().unique()) if "clients" in df else []
-    for ax in (left, right):
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ticks, [str(int(t)) for t in ticks])
-        ax.set_xlabel("client connections (pipeline 10)")
-    left.set_title("Redis throughput (Fig. 8)")
-    right.set_title("Redis mean latency (Fig. 9)")
-    left.legend(fontsize=8)
-    return fig
 
 
 def readable_log_ticks(axis) -> None:
@@ -90,7 +73,7 @@ def unit_label(unit: str) -> str:
 def step_cdf(ax, curve, env: str, **kwargs) -> None:
     """A CDF from percentiles (index: percentile 0–100, values: latency) drawn as steps, never joined by
     straight lines that would invent latencies between two recorded points."""
-    ax.step(curve.values, curve.index / 100.0, where="post", label=env, **{**_style(env), "marker": None, **kwargs})
+    ax.step(curve.values, curve.index / 100.0, where="post", label=env, **{**env_style(env), "marker": None, **kwargs})
 
 
 def save(fig, name: str, directory: str | Path | None = None) -> list[Path]:
@@ -134,23 +117,10 @@ def grouped_bars(ax, rows, group: str, groups: list[str], ylabel: str) -> None:
             yerr=stats["std"].fillna(0),
             capsize=3,
             label=env,
-            color=_style(env)["color"],
+            color=env_style(env)["color"],
             hatch="//" if "qemu-tcg" in env else None,  # emulation, never to be read as KVM
         )
     ax.set_xticks(np.arange(len(groups)) + width * (len(envs) - 1) / 2, groups)
     ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)
     legend(ax, fontsize=7)
-
-
-def stream_kernels(df):
-    """STREAM: the four kernels per environment (GB/s, error bars = standard deviation)."""
-    import matplotlib.pyplot as plt
-
-    rows = df[(df["workload"] == "stream") & (df["metric"] == "bandwidth")]
-    if "variant" in rows.columns:
-        rows = rows[rows["variant"] == "Star"]
-    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
-    grouped_bars(ax, rows, "kernel", ["Copy", "Scale", "Add", "Triad"], "bandwidth per process (GB/s)")
-    ax.set_title("STREAM (hpcc StarSTREAM)")
-    return fig

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.figures_placement import one_fio_configuration
-from kitlib.plots import env_order, grouped_bars, legend, readable_log_ticks, step_cdf
+from kitlib.figures.placement import one_fio_configuration
+from kitlib.figures.style import env_order, grouped_bars, legend, readable_log_ticks, step_cdf
 
 
 def network(df: pd.DataFrame):

@@ -1,0 +1,18 @@
+"""Memory (paper Table I's STREAM): the four kernels per environment."""
+
+from __future__ import annotations
+
+from kitlib.figures.style import grouped_bars
+
+
+def stream_kernels(df):
+    """STREAM: the four kernels per environment (GB/s, error bars = standard deviation)."""
+    import matplotlib.pyplot as plt
+
+    rows = df[(df["workload"] == "stream") & (df["metric"] == "bandwidth")]
+    if "variant" in rows.columns:
+        rows = rows[rows["variant"] == "Star"]
+    fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
+    grouped_bars(ax, rows, "kernel", ["Copy", "Scale", "Add", "Triad"], "bandwidth per process (GB/s)")
+    ax.set_title("STREAM (hpcc StarSTREAM)")
+    return fig

@@ -1,0 +1,25 @@
+"""Redis (paper Figs. 8–9): throughput and mean latency against client connections."""
+
+from __future__ import annotations
+
+from kitlib.figures.style import readable_log_ticks, sweep_axes
+
+
+def throughput_latency(df):
+    """The paper's Figures 8 and 9 side by side: throughput and mean latency vs connections."""
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
+    sweep_axes(left, df, "clients", "throughput", "throughput (k requests/s)", scale=1e-3, op="mix")
+    sweep_axes(right, df, "clients", "latency_mean", "mean latency (µs, log scale)", op="mix")
+    right.set_yscale("log")  # an emulator's milliseconds would flatten native, host and NAT onto the floor
+    readable_log_ticks(right.yaxis)
+    ticks = sorted(df["clients"].dropna().unique()) if "clients" in df else []
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [str(int(t)) for t in ticks])
+        ax.set_xlabel("client connections (pipeline 10)")
+    left.set_title("Redis throughput (Fig. 8)")
+    right.set_title("Redis mean latency (Fig. 9)")
+    left.legend(fontsize=8)
+    return fig
