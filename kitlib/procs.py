@@ -59,10 +59,17 @@ def _owner_of_cwd(entry: Path) -> int | None:
 
 def run_bounded(argv: Sequence[str], *, timeout: float) -> tuple[int | None, str]:
     """Run argv to completion; return (returncode, stdout+stderr), or (None, output) on timeout."""
+    returncode, output, _ = run_bounded_apart(argv, timeout=timeout, merge=True)
+    return returncode, output
+
+
+def run_bounded_apart(argv: Sequence[str], *, timeout: float, merge: bool = False) -> tuple[int | None, str, str]:
+    """(returncode or None on timeout, stdout, stderr) of argv run in its own process group, marked
+    as this run's, killed as a group at `timeout` (stderr into stdout with `merge`)."""
     proc = subprocess.Popen(
         list(argv),
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.STDOUT if merge else subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
         env=child_env(),
@@ -70,12 +77,12 @@ def run_bounded(argv: Sequence[str], *, timeout: float) -> tuple[int | None, str
         errors="replace",
     )
     try:
-        output, _ = proc.communicate(timeout=timeout)
-        return proc.returncode, output
+        output, errors = proc.communicate(timeout=timeout)
+        return proc.returncode, output, errors or ""
     except subprocess.TimeoutExpired:
         kill_group(proc)
-        output, _ = proc.communicate()
-        return None, output
+        output, errors = proc.communicate()
+        return None, output, errors or ""
     except BaseException:
         kill_group(proc)
         raise

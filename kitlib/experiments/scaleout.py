@@ -36,14 +36,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kitlib import irq
 from kitlib.environments.base import Environment
 from kitlib.errors import EnvironmentUnavailable, UnexpectedOutput
-from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.experiments import instances
+from kitlib.experiments.base import Experiment, RawResult
+from kitlib.experiments.instances import PLACEMENTS
 from kitlib.experiments.redis import fill_script
 from kitlib.parsers import redis_benchmark, scaleout_load
 from kitlib.peer import Peer
 from kitlib.ports import free_ports
 from kitlib.records import Measurement
 
-PLACEMENTS = ("default", "pinned")
 SUPPORTED_KINDS = ("native", "docker")
 GET_SHARE = 0.75  # the post's 75% GET / 25% SET
 
@@ -73,28 +74,15 @@ class ScaleoutParams(BaseModel):
             raise ValueError("interrupt pinning writes /proc/irq and stops irqbalance: it needs root")
         return value
 
-    @field_validator("placements")
-    @classmethod
-    def _placements(cls, value: list[str]) -> list[str]:
-        bad = [p for p in value if p not in PLACEMENTS]
-        if not value or bad:
-            raise ValueError(f"placements must be among {list(PLACEMENTS)}, got {bad or value}")
-        return [p for p in PLACEMENTS if p in value]
+    _placements = field_validator("placements")(classmethod(lambda cls, value: instances.checked_placements(value)))
 
 
-class ScaleoutWorkload(Workload):
+class ScaleoutWorkload(instances.ScaledOutWorkload):
     name = "scaleout"
     tool = "kit-scaleout-load"
 
     def __init__(self, params: ScaleoutParams):
         super().__init__(params)
-        self.sut_cores = params.instances
-        self.ports_needed = params.instances
-        self.targets: list[tuple[str, int]] = []
-        self.pids: list[str] = []
-        #: the environment each instance runs in: its own container on Docker labels, else the one
-        self.homes: list[Environment] = []
-        self.containers = 0
         self.irq_state = "not done"
         self.proxy_port = self.stats_port = 0
 
@@ -108,15 +96,14 @@ class ScaleoutWorkload(Workload):
                 f"{env.label}: the scale-out runs on native and Docker labels only for now "
                 f"(one guest per instance is not built yet); got kind {env.kind!r}"
             )
-        self.targets, self.pids, self.homes = [], [], []
-        for i, port in enumerate(env.layout.ports[: p.instances]):
-            home = (env.companion(i, [port]) if i else None) or env
+        self.targets, self.pids = [], []
+        self.homes = instances.homes(env, env.layout.ports[: p.instances])
+        for i, (port, home) in enumerate(zip(env.layout.ports, self.homes, strict=False)):
             data = f"{home.data_dir.rstrip('/')}/scaleout-{i}"
             home.run(["mkdir", "-p", data], timeout=30)
             home.start_service(f"redis-{i}", server_argv(port, data), ready_port=port)
             self.targets.append(home.address_for_peer(port, peer.host_address))
-            self.homes.append(home)
-        self.containers = len({id(home) for home in self.homes}) if env.kind == "docker" else 0
+        self.containers = instances.containers(env, self.homes)
         self.irq_state = self._pin_interrupts(env, peer) if p.irq_pinning else "not done"
         for host, port in self.targets:
             cli = ["redis-cli", "-h", host, "-p", str(port)]
@@ -137,10 +124,7 @@ class ScaleoutWorkload(Workload):
 
     def place(self, env: Environment, placement: str) -> None:
         """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
-        cpus = env.layout.sut_cpus
-        for i, (pid, home) in enumerate(zip(self.pids, self.homes, strict=True)):
-            allowed = str(cpus[i % len(cpus)]) if placement == "pinned" else ",".join(map(str, cpus))
-            home.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
+        instances.place(self.homes, self.pids, env.layout.sut_cpus, placement)
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         assert self.targets, "prepare() first"

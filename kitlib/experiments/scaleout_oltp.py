@@ -27,9 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kitlib import cpu_sampler
 from kitlib.environments.base import Environment
 from kitlib.errors import EnvironmentUnavailable, UnexpectedOutput
-from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
+from kitlib.experiments import instances
+from kitlib.experiments.base import Experiment, RawResult, sorted_within
+from kitlib.experiments.instances import PLACEMENTS
 from kitlib.experiments.mysql import start_server, sysbench_argv
-from kitlib.experiments.scaleout import PLACEMENTS, SUPPORTED_KINDS
+from kitlib.experiments.scaleout import SUPPORTED_KINDS
 from kitlib.parsers.scaleout_oltp import AGGREGATE
 from kitlib.peer import Peer
 from kitlib.records import Measurement
@@ -52,28 +54,15 @@ class ScaleoutOltpParams(BaseModel):
     def _threads(cls, value: list[int]) -> list[int]:
         return sorted_within(value, 1, 4096, "thread counts")
 
-    @field_validator("placements")
-    @classmethod
-    def _placements(cls, value: list[str]) -> list[str]:
-        bad = [p for p in value if p not in PLACEMENTS]
-        if not value or bad:
-            raise ValueError(f"placements must be among {list(PLACEMENTS)}, got {bad or value}")
-        return [p for p in PLACEMENTS if p in value]
+    _placements = field_validator("placements")(classmethod(lambda cls, value: instances.checked_placements(value)))
 
 
-class ScaleoutOltpWorkload(Workload):
+class ScaleoutOltpWorkload(instances.ScaledOutWorkload):
     name = "scaleout_oltp_read_write"
     tool = "kit-scaleout-oltp"
 
     def __init__(self, params: ScaleoutOltpParams):
         super().__init__(params)
-        self.sut_cores = params.instances
-        self.ports_needed = params.instances
-        self.targets: list[tuple[str, int]] = []
-        self.pids: list[str] = []
-        #: the environment each instance runs in: its own container on Docker labels, else the one
-        self.homes: list[Environment] = []
-        self.containers = 0
         self.cpus: list[int] = []
 
     def points(self) -> list[dict[str, Any]]:
@@ -88,9 +77,9 @@ class ScaleoutOltpWorkload(Workload):
             )
         # a remote SUT's CPUs are not in the layout: every CPU its environment sees
         self.cpus = list(env.layout.sut_cpus) or list(range(int(env.run(["nproc"], timeout=30).output.split()[-1])))
-        self.targets, self.pids, self.homes = [], [], []
-        for i, port in enumerate(env.layout.ports[: p.instances]):
-            home = (env.companion(i, [port]) if i else None) or env  # its own container on Docker labels
+        self.targets, self.pids = [], []
+        self.homes = instances.homes(env, env.layout.ports[: p.instances])
+        for i, (port, home) in enumerate(zip(env.layout.ports, self.homes, strict=False)):
             root = home.data_dir.rstrip("/")
             datadir = f"{root}/oltp-{i}"
             start_server(home, f"mariadbd-{i}", port, datadir, f"{root}/oltp-{i}.sock", p.buffer_pool_mb)
@@ -99,9 +88,8 @@ class ScaleoutOltpWorkload(Workload):
             if not pid.isdigit():  # taskset needs it; a server without one cannot be placed
                 raise UnexpectedOutput(home.label, argv, f"no PID of instance {i}: {pid!r}")
             self.pids.append(pid)
-            self.homes.append(home)
             self.targets.append(home.address_for_peer(port, peer.host_address))
-        self.containers = len({id(home) for home in self.homes}) if env.kind == "docker" else 0
+        self.containers = instances.containers(env, self.homes)
         for target in self.targets:
             peer.run(sysbench_argv(target, p.tables, p.rows, "prepare", min(p.tables, 8)), timeout=3600)
         if p.warmup_seconds:
@@ -114,9 +102,7 @@ class ScaleoutOltpWorkload(Workload):
 
     def place(self, env: Environment, placement: str) -> None:
         """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
-        for i, (pid, home) in enumerate(zip(self.pids, self.homes, strict=True)):
-            allowed = str(self.cpus[i % len(self.cpus)]) if placement == "pinned" else ",".join(map(str, self.cpus))
-            home.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
+        instances.place(self.homes, self.pids, self.cpus, placement)
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         assert self.targets, "prepare() first"

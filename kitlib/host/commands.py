@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kitlib.errors import EnvironmentUnavailable
-from kitlib.procs import child_env, kill_group, loggable
+from kitlib.procs import child_env, loggable, run_bounded_apart
 
 _LOG: list[dict[str, Any]] = []
 _LOCK = threading.Lock()
@@ -43,26 +43,7 @@ def run(argv: Sequence[str], *, timeout: float = 60.0) -> HostResult:
     """Run argv on this host to completion (its process group killed at `timeout`), and log it."""
     argv = list(argv)
     started = time.monotonic()
-    process = subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        env=child_env(),
-        text=True,
-        errors="replace",
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-        returncode: int | None = process.returncode
-    except subprocess.TimeoutExpired:
-        kill_group(process)
-        stdout, stderr = process.communicate()
-        returncode = None
-    except BaseException:
-        kill_group(process)
-        raise
+    returncode, stdout, stderr = run_bounded_apart(argv, timeout=timeout)
     seconds = time.monotonic() - started
     _record({"argv": loggable(argv), "returncode": returncode, "seconds": round(seconds, 3)})
     return HostResult(argv, returncode, stdout, stderr, seconds)

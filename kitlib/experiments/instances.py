@@ -1,0 +1,54 @@
+"""What the scale-out experiments share: N server instances in one environment, each in a home of
+its own where the kind has containers, and their placement on the system under test's CPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from kitlib.environments.base import Environment
+from kitlib.experiments.base import Workload
+
+PLACEMENTS = ("default", "pinned")
+
+
+def checked_placements(value: list[str]) -> list[str]:
+    """The placements asked for, in the kit's order; an empty list or an unknown one is refused."""
+    bad = [p for p in value if p not in PLACEMENTS]
+    if not value or bad:
+        raise ValueError(f"placements must be among {list(PLACEMENTS)}, got {bad or value}")
+    return [p for p in PLACEMENTS if p in value]
+
+
+def homes(env: Environment, ports: Sequence[int]) -> list[Environment]:
+    """Where instance i (serving ports[i]) runs: `env` for the first, a companion of it (its own
+    container on Docker labels) for each other, or `env` again where the kind has no companions."""
+    return [env if i == 0 else (env.companion(i, [port]) or env) for i, port in enumerate(ports)]
+
+
+def containers(env: Environment, places: Sequence[Environment]) -> int:
+    """How many containers the instances run in (0 where the environment is not Docker)."""
+    return len({id(home) for home in places}) if env.kind == "docker" else 0
+
+
+def place(places: Sequence[Environment], pids: Sequence[str], cpus: Sequence[int], placement: str) -> None:
+    """Pin every thread of instance i to CPU i of `cpus` (modulo), or give them all `cpus` back."""
+    for i, (pid, home) in enumerate(zip(pids, places, strict=True)):
+        allowed = str(cpus[i % len(cpus)]) if placement == "pinned" else ",".join(map(str, cpus))
+        home.run(["taskset", "-a", "-p", "-c", allowed, pid], timeout=30)
+
+
+class ScaledOutWorkload(Workload):
+    """A workload of `params.instances` servers, one port and one SUT CPU each, with their homes,
+    PIDs (as their environment sees them) and the addresses the peer reaches them at."""
+
+    def __init__(self, params: BaseModel):
+        super().__init__(params)
+        self.sut_cores = params.instances
+        self.ports_needed = params.instances
+        self.targets: list[tuple[str, int]] = []
+        self.pids: list[str] = []
+        #: the environment each instance runs in: its own container on Docker labels, else the one
+        self.homes: list[Environment] = []
+        self.containers = 0
