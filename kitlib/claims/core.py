@@ -44,6 +44,7 @@ ENV_OPTION_COLUMNS = {
     "replica",
     "filesystem",
     "storage",
+    "containers",  # how many containers a scale-out's instances run in: 0 native, N on Docker labels
 }
 EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
 

@@ -119,3 +119,19 @@ def test_an_instance_without_a_pid_fails_its_point_with_what_redis_said():
     assert server_pid("# Server\r\nredis_version:7.0.15\r\nprocess_id:4242\r\n", "x") == "4242"
     with pytest.raises(CommandFailed, match="no process_id line"):
         server_pid("# Server\r\nredis_version:7.0.15\r\n", "10.0.0.2:7000")
+
+
+def test_one_container_per_instance_is_the_environment_not_a_configuration():
+    """A real quick run (3 trials) where Docker's instances ran in 2 containers and native's in none:
+    Docker against native is still compared, point by point, and decided by its interval."""
+    import pandas as pd
+
+    records = pd.read_csv(DATA / "records-quick-containers.csv")
+    assert records.groupby("env")["containers"].unique().map(list).to_dict() == {
+        "docker-host-volume": [2],
+        "docker-nat-volume": [2],
+        "native": [0],
+    }
+    docker = _claim("scaleout_docker_adds_little").evaluate(records)
+    assert "share no configuration" not in docker.reason, docker.reason
+    assert docker.status in ("reproduced", "not reproduced", "inconclusive") and docker.effect is not None
