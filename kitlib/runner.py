@@ -236,7 +236,10 @@ def _run_environment(
                     _run_unit(unit, env, peer, plan, store, placement)
                     bar.update(1)
                 workload.finish(env, peer)
-            session["environments"][label] = env.describe()  # again: what the workloads added (companions)
+            try:  # again: what the workloads added (companions); an engine gone mid-run keeps the first
+                session["environments"][label] = env.describe()
+            except (EnvironmentUnavailable, CommandFailed, *_engine_errors()):
+                pass
             session["commands"].extend(env.commands)
     except (EnvironmentUnavailable, CommandFailed, *_engine_errors()) as exc:
         reason = f"{label} unavailable: {_reason(exc)}"
