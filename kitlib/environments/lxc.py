@@ -33,6 +33,11 @@ READY_TIMEOUT_S = 90.0
 SHARED_DIR = "/var/tmp/kit"
 
 
+#: lxc-attach re-executes itself from a memfd before it attaches; where that fails now and then
+#: ("Device or resource busy") it aborts before the command starts, so running it again is safe
+ATTACH_NEVER_STARTED = "Failed to rexec as memfd"
+
+
 class LxcEnvironment(RemoteNativeEnvironment):
     kind = "lxc"
 
@@ -148,6 +153,8 @@ class LxcEnvironment(RemoteNativeEnvironment):
         command = ["lxc-attach", "-P", self.lxcpath, "-n", self.name, "--clear-env", *variables, "--"]
         command += ["timeout", "--kill-after=5", f"{timeout:.0f}", *self._pin(argv, cpus)]
         code, output = run_bounded(command, timeout=timeout + 30)
+        if code is not None and code < 0 and ATTACH_NEVER_STARTED in output:  # the command never ran: once more
+            code, output = run_bounded(command, timeout=timeout + 30)
         return (None if code in (124, 137) else code), output
 
     def _pin(self, argv: list[str], cpus: Sequence[int] | None) -> list[str]:
