@@ -22,7 +22,6 @@ def _orphaned(name: str) -> bool:
 
 
 def clean_docker() -> list[str]:
-
     try:
         client = docker_client()
     except EnvironmentUnavailable:
@@ -104,7 +103,6 @@ def clean_scratch() -> list[str]:
 
 
 def clean_system_containers() -> list[str]:
-
     removed = []
     for lxcpath, name in orphaned_containers(_orphaned):
         commands.run(["lxc-stop", "-P", lxcpath, "-n", name, "-k"])
@@ -121,7 +119,6 @@ def clean_vms() -> list[str]:
 
 
 def clean_namespace_hosts() -> list[str]:
-
     return clean_orphans()
 
 

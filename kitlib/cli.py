@@ -117,7 +117,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def cmd_envs(_args: argparse.Namespace) -> int:
-
     rows = availability()
     width = max(len(r.label) for r in rows)
     for row in rows:
@@ -141,7 +140,6 @@ def cmd_hosts(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-
     experiment = experiments.get(args.experiment)
     overrides = {name: parse_value(value) for name, value in args.param}
     plan = experiment.plan(
@@ -222,7 +220,6 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_clean(_args: argparse.Namespace) -> int:
-
     removed = clean_leftovers()
     for item in removed:
         print(f"removed {item}")
@@ -231,7 +228,6 @@ def cmd_clean(_args: argparse.Namespace) -> int:
 
 
 def cmd_vm(_args: argparse.Namespace) -> int:
-
     guest, verdict = prepare_guest()
     print(f"guest disk: {guest.disk} (image {guest.image}, kernel {guest.kernel_release})")
     print(f"KVM: {'usable' if verdict.usable else 'not usable'}: {verdict.reason}")
@@ -239,7 +235,6 @@ def cmd_vm(_args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-
     return reproduce(profile=args.profile, only=args.experiments)
 
 

@@ -184,7 +184,6 @@ class RemotePeer(Peer):
         return self.sut_address
 
     def start(self) -> None:
-
         self._connection = ssh.connect(self.host, key_filename=self.key_filename, known_hosts=self.known_hosts)
 
     def stop(self) -> None:

@@ -357,12 +357,10 @@ def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=4)
 def _benchmark_image(base_image: str) -> str:
-
     return ensure_image(docker_client(), base_image)
 
 
 def _tool_versions_on_host() -> dict[str, str]:
-
     _, output = run_bounded(provenance.DPKG_QUERY, timeout=60)
     return provenance.parse_dpkg(output)
 

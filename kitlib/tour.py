@@ -139,14 +139,12 @@ def _tail_ratio(df: pd.DataFrame) -> float:
 
 
 def _xr(df: pd.DataFrame, env: str, clients: int) -> float:
-
     table = littles_law.check(df)
     rows = table[(table["experiment"] == "redis") & (table["env"] == env) & (table["clients"] == clients)]
     return float(rows["XR"].mean())
 
 
 def _nat_verdict(df: pd.DataFrame) -> str:
-
     nat = _redis_values(df, "docker-nat-volume", "throughput", 48)
     native = _redis_values(df, "native", "throughput", 48)
     return stats.compare_samples(nat, native).verdict

@@ -72,8 +72,12 @@ SEED2_SCALEOUT = "VMware VROOM! blog, post 4 'Scaling Out Redis Performance with
 SCALEOUT_ENVS = exact("native", "docker-host-volume", "docker-nat-volume")
 
 
+def _rows_of(df: pd.DataFrame, experiment: str) -> pd.DataFrame:
+    return df[df["experiment"] == experiment] if "experiment" in df.columns else df.iloc[0:0]
+
+
 def _scaleout_rows(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["experiment"] == "scaleout"] if "experiment" in df.columns else df.iloc[0:0]
+    return _rows_of(df, "scaleout")
 
 
 def _speedup_below_n(df: pd.DataFrame) -> Verdict:
@@ -140,7 +144,7 @@ OLTP_LITTLE = Band(0.90, 1.02, "little overhead (at most 10% below native, not a
 
 
 def _oltp_rows(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["experiment"] == "scaleout-oltp"] if "experiment" in df.columns else df.iloc[0:0]
+    return _rows_of(df, "scaleout-oltp")
 
 
 def _oltp_time_sharing(df: pd.DataFrame) -> str | None:

@@ -154,17 +154,14 @@ class DockerEnvironment(Environment):
         container already holds the same numbers on the host."""
         layout = Layout(list(self.layout.sut_cpus), list(self.layout.client_cpus), list(ports))
         host_ports = dict(zip(ports, free_ports(len(ports)), strict=True)) if self.spec.network != "host" else None
-        twin = self._twin(layout, host_ports)
+        twin = DockerEnvironment(
+            self.spec, layout, run_label=self.run_label, image=self.image, client=self.client, host_ports=host_ports
+        )
         twin.name_suffix = f"{self.name_suffix}-i{index}"
         twin.commands = self.commands  # one command log per label, as provenance promises
         self._companions.append(twin)
         twin.start()
         return twin
-
-    def _twin(self, layout: Layout, host_ports: dict[int, int] | None) -> DockerEnvironment:
-        return DockerEnvironment(
-            self.spec, layout, run_label=self.run_label, image=self.image, client=self.client, host_ports=host_ports
-        )
 
     def _teardown(self) -> None:
         while self._companions:

@@ -38,7 +38,6 @@ TUNNEL_TIMEOUT_S = 30
 
 
 def _scratch() -> Path:
-
     root = paths.scratch_root()
     root.mkdir(parents=True, exist_ok=True)
     return root
@@ -67,7 +66,6 @@ class DockerInVmEnvironment(Environment):
         return self.accel == "tcg"
 
     def start(self) -> None:
-
         if self.client is None:
             self.client = docker_client()
         self._workdir = Path(tempfile.mkdtemp(prefix=f"{self.run_label}-dind-", dir=_scratch()))

@@ -59,7 +59,6 @@ class LxcEnvironment(RemoteNativeEnvironment):
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
-
         if os.geteuid() != 0:
             raise EnvironmentUnavailable(f"{self.label}: needs root (lxc-start)")
         if shutil.which("lxc-start") is None:

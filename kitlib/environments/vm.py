@@ -81,7 +81,6 @@ class VmEnvironment(RemoteNativeEnvironment):
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
-
         if os.geteuid() != 0:
             raise EnvironmentUnavailable(f"{self.label}: needs root (a tap device for the guest's NIC)")
         if "numa" in self.spec.options:
@@ -115,7 +114,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         super().start()
 
     def _configure(self):
-
         vcpus = max(1, len(self.layout.sut_cpus))
         memory = self.memory_mib or _memory_from_label(self.spec.options.get("mem")) or _default_memory()
         disk_format = self.spec.storage or "raw"
@@ -181,7 +179,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         os.chmod(self.local_dir / "id_ed25519", 0o600)
 
     def _boot(self) -> None:
-
         argv = command_line(self.config)
         if "numa" in self.spec.options:
             from kitlib import numa
@@ -198,7 +195,6 @@ class VmEnvironment(RemoteNativeEnvironment):
             self._pin_vcpus()
 
     def _pin_vcpus(self) -> None:
-
         threads = Qmp(self.config.qmp_socket).vcpu_threads()
         for index, thread in enumerate(threads):
             cpu = self.config.host_cpus[index % len(self.config.host_cpus)]
@@ -206,7 +202,6 @@ class VmEnvironment(RemoteNativeEnvironment):
             self.vcpu_pinning[index] = cpu
 
     def _wait_for_ssh(self) -> None:
-
         timeout = self.boot_timeout or BOOT_TIMEOUT_S[self.accel]
         deadline = self._booted_at + timeout
         last_error = "SSH did not answer"
@@ -282,7 +277,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         return self.address, port
 
     def describe(self) -> dict[str, Any]:
-
         info = super().describe()
         info.pop("remote_host", None)
         info.update(

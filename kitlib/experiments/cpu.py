@@ -131,7 +131,6 @@ class LinpackWorkload(Workload):
         return RawResult(outputs=outputs, facts=facts)
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
-
         found = hpcc.parse(raw.outputs["hpccoutf"], f"{source}.hpccoutf.txt")
         return [m for m in found if m.dims.get("benchmark") == "HPL" and m.metric != "hpl_n"]
 

@@ -183,7 +183,6 @@ class ImageLayerWorkload(Workload):
     tool = "kit-fileops"
 
     def _once(self, env: Environment, image: str, command: list[str]) -> str:
-
         labels = naming.docker_labels(env.run_label)
         volume = env.client.volumes.create(labels=labels) if env.spec.storage == "volume" else None
         container = env.client.containers.create(
@@ -223,7 +222,6 @@ class CopyUpWorkload(ImageLayerWorkload):
         return [{"operation": "copy_up", "size_mb": size} for size in self.params.copyup_sizes_mb]
 
     def prepare(self, env: Environment, peer: Peer) -> None:
-
         sizes = self.params.copyup_sizes_mb
         make = "mkdir -p /opt/copyup && cd /opt/copyup && " + " && ".join(
             f"head -c {size}M /dev/urandom > f{size}" for size in sizes
@@ -256,7 +254,6 @@ class LayerWalkWorkload(ImageLayerWorkload):
         return [{"operation": "walk", "layers": k} for k in self.params.layers]
 
     def prepare(self, env: Environment, peer: Peer) -> None:
-
         p = self.params
         tree = (
             "rm -rf /home/tree && mkdir -p /home/tree && cd /home/tree && for d in $(seq 20); do mkdir d$d; done"

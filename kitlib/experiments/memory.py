@@ -69,7 +69,6 @@ class HpccMemoryWorkload(Workload):
         return RawResult(outputs=hpcc_run.run(env, self.n, prefix=prefix), facts=dict(self.facts))
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
-
         found = hpcc.parse(raw.outputs["hpccoutf"], f"{source}.hpccoutf.txt")
         kept = []
         for m in found:

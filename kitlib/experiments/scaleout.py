@@ -97,8 +97,9 @@ class ScaleoutWorkload(instances.ScaledOutWorkload):
                 f"(one guest per instance is not built yet); got kind {env.kind!r}"
             )
         self.targets, self.pids = [], []
-        self.homes = instances.homes(env, env.layout.ports[: p.instances])
-        for i, (port, home) in enumerate(zip(env.layout.ports, self.homes, strict=False)):
+        ports = env.layout.ports[: p.instances]
+        self.homes = instances.homes(env, ports)
+        for i, (port, home) in enumerate(zip(ports, self.homes, strict=True)):
             data = f"{home.data_dir.rstrip('/')}/scaleout-{i}"
             home.run(["mkdir", "-p", data], timeout=30)
             home.start_service(f"redis-{i}", server_argv(port, data), ready_port=port)

@@ -78,8 +78,9 @@ class ScaleoutOltpWorkload(instances.ScaledOutWorkload):
         # a remote SUT's CPUs are not in the layout: every CPU its environment sees
         self.cpus = list(env.layout.sut_cpus) or list(range(int(env.run(["nproc"], timeout=30).output.split()[-1])))
         self.targets, self.pids = [], []
-        self.homes = instances.homes(env, env.layout.ports[: p.instances])
-        for i, (port, home) in enumerate(zip(env.layout.ports, self.homes, strict=False)):
+        ports = env.layout.ports[: p.instances]
+        self.homes = instances.homes(env, ports)
+        for i, (port, home) in enumerate(zip(ports, self.homes, strict=True)):
             root = home.data_dir.rstrip("/")
             datadir = f"{root}/oltp-{i}"
             start_server(home, f"mariadbd-{i}", port, datadir, f"{root}/oltp-{i}.sock", p.buffer_pool_mb)

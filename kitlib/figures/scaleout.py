@@ -23,6 +23,12 @@ def _stats(rows: pd.DataFrame) -> tuple[float, float, float]:
     return float(values.mean()), float(values.mean() - values.min()), float(values.max() - values.mean())
 
 
+def _of(rows: pd.DataFrame, env: str, placement: str) -> pd.DataFrame:
+    """The rows of one bar: one environment at one placement (records without placement: all)."""
+    rows = rows[rows["env"] == env]
+    return rows[rows["placement"] == placement] if "placement" in rows.columns else rows
+
+
 def scaleout_figures(df: pd.DataFrame) -> dict[str, object]:
     import matplotlib.pyplot as plt
 
@@ -33,9 +39,7 @@ def scaleout_figures(df: pd.DataFrame) -> dict[str, object]:
     width = 0.38
     for k, config in enumerate(CONFIGS):
         for g, (env, placement) in enumerate(groups):
-            rows = throughput[(throughput["env"] == env) & (throughput["config"] == config)]
-            if "placement" in rows.columns:
-                rows = rows[rows["placement"] == placement]
+            rows = _of(throughput[throughput["config"] == config], env, placement)
             if rows.empty:
                 continue
             mean, low, high = _stats(rows)
@@ -63,9 +67,7 @@ def scaleout_figures(df: pd.DataFrame) -> dict[str, object]:
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups) + 2), 4.5), constrained_layout=True)
     ideal = None
     for g, (env, placement) in enumerate(groups):
-        rows = speedup[speedup["env"] == env]
-        if "placement" in rows.columns:
-            rows = rows[rows["placement"] == placement]
+        rows = _of(speedup, env, placement)
         if rows.empty:
             continue
         mean, low, high = _stats(rows)

@@ -13,7 +13,6 @@ from kitlib.vm.guest_image import GuestArtifacts, ensure_guest
 
 
 def prepare_guest(base_image: str = "debian:bookworm-slim", *, notify=print) -> tuple[GuestArtifacts, KvmVerdict]:
-
     client = docker_client()
     guest = ensure_guest(client, ensure_image(client, base_image, notify=notify), notify=notify)
     return guest, kvm_verdict(guest.kernel)
