@@ -5,7 +5,7 @@ The public API is small: plan an experiment, run it, load the records, analyse t
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load_records", "plan", "run"]
+__all__ = ["__version__", "load_records", "notebook_plan", "plan", "run"]
 
 
 def plan(experiment: str, plan_file=None, **kwargs):
@@ -18,6 +18,14 @@ def plan(experiment: str, plan_file=None, **kwargs):
     from kitlib import experiments
 
     return experiments.get(experiment).plan(**kwargs)
+
+
+def notebook_plan(experiment: str, namespace):
+    """The plan of an experiment notebook: its parameters cell's values, taken from the notebook's
+    namespace (`globals()`), or the plan of `plan_file` when `kit run` handed one."""
+    from kitlib.notebook_cells import plan_arguments
+
+    return plan(experiment, **plan_arguments(experiment, namespace))
 
 
 def run(plan, **kwargs):

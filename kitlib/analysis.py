@@ -7,12 +7,12 @@ experiment without records is a section that says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from kitlib import claims, figures, hostfacts, latency_analysis, littles_law, paths, stats
+from kitlib import claims, experiments, figures, hostfacts, littles_law, paths, stats
 from kitlib.claims.core import ENV_OPTION_COLUMNS
 from kitlib.hostid import describe_host, host_id
 from kitlib.planning import parse_value
@@ -96,56 +96,13 @@ def by_experiment(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {name: part.dropna(axis=1, how="all") for name, part in df.groupby("experiment")}
 
 
-def _redis_figures(df: pd.DataFrame) -> dict[str, object]:
-    return {"redis-fig8-9-throughput-latency": figures.redis.throughput_latency(df)}
-
-
-def _latency_figures(df: pd.DataFrame) -> dict[str, object]:
-    found: dict[str, object] = {}
-    if (df["workload"] == "shares").any():
-        found["latency-fig1-cdf-shares"] = figures.latency.latency_cdf(df)
-    quota = latency_analysis.quota_table(df)
-    if not quota.empty:
-        found["latency-fig2-quota"] = figures.latency.slow_requests_vs_quota(
-            quota, latency_analysis.unthrottled_utilization(quota)
-        )
-    if (df["workload"] == "bridge").any():
-        found["latency-fig3-bridge"] = figures.latency.bridge_vs_host(df)
-    if df["workload"].isin(["storage", "copy_up", "layers"]).any():
-        found["latency-fig4-6-storage"] = figures.latency.storage_operations(df)
-    return found
-
-
-def _memory_figures(df: pd.DataFrame) -> dict[str, object]:
-    return {"memory-stream-kernels": figures.memory.stream_kernels(df)} if (df["workload"] == "stream").any() else {}
-
-
-#: experiment -> function(records of that experiment) -> {figure name: Figure}
-FIGURES: dict[str, Callable[[pd.DataFrame], dict[str, object]]] = {
-    "redis": _redis_figures,
-    "latency": _latency_figures,
-    "memory": _memory_figures,
-    "net": lambda df: {"net-fig2-3-throughput-cpu-rtt": figures.net_block.network(df)},
-    "block": lambda df: {"block-fig5-7-sequential-random-latency": figures.net_block.block(df)},
-    "mysql": lambda df: {"mysql-fig10-13": figures.mysql.mysql_figures(df)},
-    "startup": lambda df: {"startup-time": figures.startup.startup_figure(df)},
-    "scaleout": figures.scaleout.scaleout_figures,
-    "scaleout-oltp": lambda df: {"scaleout-oltp-fig2-normalised": figures.scaleout_oltp.scaleout_oltp_figure(df)},
-}
-
-
 def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> dict[str, list[Path]]:
     """Every figure the records allow, saved as PNG and PDF; {name: paths}."""
     import matplotlib.pyplot as plt
 
     written: dict[str, list[Path]] = {}
-    for experiment, part in by_experiment(df).items():
-        make = FIGURES.get(experiment)
-        if make is None:
-            continue
-        for name, figure in make(part).items():
-            written[name] = figures.save(figure, name, figures_dir)
-            plt.close(figure)
+    for experiment in sorted(df["experiment"].unique()) if not df.empty else []:
+        written.update(figures.render(df, experiment, figures_dir, close=True))
 
     if figures.placement.has_placement_runs(df):
         figure = figures.placement.placement_figure(df)
@@ -158,13 +115,12 @@ def littles_law_table(df: pd.DataFrame, tolerance: float = littles_law.TOLERANCE
     return littles_law.check(df, tolerance)
 
 
-def claims_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Every claim's verdict per host, with the environment names made honest (see `honest_labels`)."""
-    table = claims.evaluate_all(df)
+def claims_table(df: pd.DataFrame, experiment: str | None = None) -> pd.DataFrame:
+    """Every claim's verdict per host (only the experiment's where one is named), with the environment
+    names made honest (see `honest_labels`)."""
+    table = claims.evaluate_all(df, experiment)
     if df.empty or "source" not in df.columns:
         return table
-    from kitlib import hostfacts
-
     with_host = hostfacts.with_host(df)
     for host, part in with_host.groupby("host"):
         mask = table["host"] == host
@@ -176,8 +132,6 @@ def honest_labels(text: str, df: pd.DataFrame) -> str:
     """`native` becomes `native (a VM guest)` where the records' provenance says the host is a VM; overlay
     names the storage driver the runs used (e.g. overlay2)."""
     import re
-
-    from kitlib import hostfacts
 
     if hostfacts.is_vm_guest(df):
         text = re.sub(r"\b(native|bare metal)\b", "native (a VM guest)", text)
@@ -224,3 +178,25 @@ def _relative(target: Path, start: Path) -> str:
     import os
 
     return os.path.relpath(Path(target).resolve(), Path(start).resolve())
+
+
+def without_records(df: pd.DataFrame) -> list[str]:
+    """Experiments that declare figures but have no records here (so no figures were drawn for them)."""
+    present = set(df["experiment"]) if "experiment" in df.columns else set()
+    return [name for name in experiments.names() if experiments.schema(name).figures and name not in present]
+
+
+def sweep_table(df: pd.DataFrame, experiment: str, metrics: Sequence[str], workload: str | None = None) -> pd.DataFrame:
+    """Mean and standard deviation of each metric per environment along the workload's swept column (as
+    its experiment declares it), on the rows that stand for a point; `<metric>` and `<metric>_sd`."""
+    schema = experiments.schema(experiment)
+    rows = schema.headline_rows(df[df["experiment"] == experiment])
+    if rows.empty:
+        return pd.DataFrame()
+    workload = workload or str(rows["workload"].iloc[0])
+    keys = ["env", *[c for c in [schema.workload(workload).sweep] if c]]
+    rows = rows[(rows["workload"] == workload) & rows["metric"].isin(metrics)]
+    table = rows.pivot_table(index=keys, columns="metric", values="value", aggfunc=["mean", "std"])
+    columns = {("mean", m): m for m in metrics} | {("std", m): f"{m}_sd" for m in metrics}
+    table.columns = [columns[c] for c in table.columns]
+    return table[[c for m in metrics for c in (m, f"{m}_sd") if c in table.columns]].reset_index()

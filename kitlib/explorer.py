@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kitlib import experiments
 from kitlib.figures.style import env_order, env_style, unit_label
 
 #: columns that are bookkeeping or drawn on an axis, not a configuration that separates series
@@ -36,9 +37,12 @@ def _choices(df: pd.DataFrame, experiment: str, workload: str | None = None) -> 
     return workloads, sorted(part["env"].unique()), sorted(part["metric"].unique())
 
 
-def _x_column(part: pd.DataFrame) -> str | None:
-    for column in ("clients", "threads", "quota", "size_kb", "size_mb", "layers", "percentile"):
-        if column in part.columns and part[column].notna().any() and part[column].nunique() > 1:
+def _x_column(part: pd.DataFrame, experiment: str, workload: str | None) -> str | None:
+    """The column the workload sweeps, as its experiment declares it (percentile for a latency
+    distribution), when these records hold more than one value of it."""
+    declared = experiments.schema(experiment).workload(workload).sweep
+    for column in (declared, "percentile"):
+        if column and column in part.columns and part[column].notna().any() and part[column].nunique() > 1:
             return column
     return None
 
@@ -64,7 +68,7 @@ def show(df: pd.DataFrame, experiment: str, envs: list[str], metric: str, worklo
     part = df[(df["experiment"] == experiment) & df["env"].isin(envs) & (df["metric"] == metric)]
     workload = workload if workload in set(part["workload"]) else (sorted(part["workload"].unique()) or [None])[0]
     part = part[part["workload"] == workload].dropna(axis=1, how="all")
-    x = _x_column(part)
+    x = _x_column(part, experiment, workload)
     fig, ax = plt.subplots(figsize=(8, 5), constrained_layout=True)
     if part.empty:
         ax.set_title(f"no {metric} records for {experiment}")

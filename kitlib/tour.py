@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kitlib import analysis, latency_analysis, littles_law, paths, stats
+from kitlib import analysis, experiments, latency_analysis, littles_law, paths, stats
 from kitlib.figures.style import env_order, env_style, readable_log_ticks
 
 SAMPLE = "data/sample"
@@ -109,13 +109,18 @@ def _mean(df: pd.DataFrame, **equal) -> float:
     return float(rows["value"].mean())
 
 
+def _redis_points(df: pd.DataFrame) -> pd.DataFrame:
+    """Redis's records that stand for a point (the SET+GET mix, as the experiment declares)."""
+    return experiments.schema("redis").headline_rows(df[df["experiment"] == "redis"])
+
+
 def _redis(df: pd.DataFrame, env: str, metric: str, clients: int) -> float:
-    return _mean(df, experiment="redis", op="mix", env=env, metric=metric, clients=clients)
+    return _mean(_redis_points(df), env=env, metric=metric, clients=clients)
 
 
 def _redis_values(df: pd.DataFrame, env: str, metric: str, clients: int) -> pd.Series:
-    rows = df[(df["experiment"] == "redis") & (df["op"] == "mix") & (df["env"] == env)]
-    return rows[(rows["metric"] == metric) & (rows["clients"] == clients)]["value"]
+    rows = _redis_points(df)
+    return rows[(rows["env"] == env) & (rows["metric"] == metric) & (rows["clients"] == clients)]["value"]
 
 
 def _quota_p99_near_unthrottled(df: pd.DataFrame) -> float:
@@ -275,9 +280,8 @@ def ratio_intervals(df: pd.DataFrame, metric: str = "throughput"):
     """Redis: each environment's ratio to native per connection count, with its 95% interval."""
     import matplotlib.pyplot as plt
 
-    from kitlib import stats
-
-    rows = df[(df["experiment"] == "redis") & (df["op"] == "mix") & (df["metric"] == metric)]
+    rows = _redis_points(df)
+    rows = rows[rows["metric"] == metric]
     fig, ax = plt.subplots(figsize=(8, 4), constrained_layout=True)
     table = []
     for env in [e for e in env_order(rows) if e != "native"]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib import hostfacts
+from kitlib import experiments, hostfacts
 from kitlib.claims import felter, latency, seeds
 from kitlib.claims.core import (
     INCONCLUSIVE,
@@ -34,22 +34,31 @@ __all__ = [
     "Claim",
     "Verdict",
     "evaluate_all",
+    "of",
 ]
 
 COLUMNS = ["claim", "host", "source", "statement", "status", "reason", "ratio", "ci_low", "ci_high", "p_value", "n"]
 
 
-def evaluate_all(df: pd.DataFrame) -> pd.DataFrame:
-    """Every claim's verdict on these records, one row per claim and host (hosts are never pooled)."""
+def of(experiment: str) -> list[Claim]:
+    """The claims an experiment's schema says its records decide."""
+    names = set(experiments.schema(experiment).claims)
+    return [claim for claim in CLAIMS if claim.name in names]
+
+
+def evaluate_all(df: pd.DataFrame, experiment: str | None = None) -> pd.DataFrame:
+    """Every claim's verdict on these records (only the experiment's where one is named), one row per
+    claim and host (hosts are never pooled)."""
+    chosen = of(experiment) if experiment else CLAIMS
     if df.empty or "env" not in df.columns:
-        return _table(df, hostfacts.UNKNOWN_HOST)
+        return _table(df, hostfacts.UNKNOWN_HOST, chosen)
     df = hostfacts.with_host(df)
-    return pd.concat([_table(part, host) for host, part in df.groupby("host", sort=True)], ignore_index=True)
+    return pd.concat([_table(part, host, chosen) for host, part in df.groupby("host", sort=True)], ignore_index=True)
 
 
-def _table(df: pd.DataFrame, host: str) -> pd.DataFrame:
+def _table(df: pd.DataFrame, host: str, chosen: list[Claim]) -> pd.DataFrame:
     rows = []
-    for claim in CLAIMS:
+    for claim in chosen:
         verdict = claim.evaluate(df) if not df.empty else Verdict(NOT_TESTABLE, "no records in these records")
         rows.append(
             {

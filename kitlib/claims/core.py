@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from kitlib import experiments
 from kitlib.environments.labels import parse_label, replicated
 from kitlib.errors import PlanError
 from kitlib.records import BOOKKEEPING_COLUMNS
@@ -364,7 +365,9 @@ def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Ver
 
 
 def select(df: pd.DataFrame, experiment: str, metric: str, **equal) -> pd.DataFrame:
-    rows = df[(df["experiment"] == experiment) & (df["metric"] == metric)]
+    """The experiment's rows of one metric that stand for a point (its schema's headline: Redis's mix,
+    never its SET and GET phases apart), where every given column has the given value(s)."""
+    rows = experiments.schema(experiment).headline_rows(df[(df["experiment"] == experiment) & (df["metric"] == metric)])
     for column, value in equal.items():
         if column not in rows.columns:
             return rows.iloc[0:0]

@@ -6,6 +6,7 @@ import importlib
 
 from kitlib.errors import PlanError
 from kitlib.experiments.base import Experiment
+from kitlib.schema import Schema
 
 _MODULES = {
     "redis": "kitlib.experiments.redis",
@@ -29,3 +30,8 @@ def get(name: str) -> Experiment:
     if name not in _MODULES:
         raise PlanError(f"unknown experiment {name!r}; known experiments: {', '.join(_MODULES)}")
     return importlib.import_module(_MODULES[name]).EXPERIMENT
+
+
+def schema(name: str) -> Schema:
+    """What an experiment's records mean; an empty schema for a name the kit does not know (old records)."""
+    return get(name).schema if name in _MODULES else Schema()

@@ -21,6 +21,7 @@ from kitlib.image import DEFAULT_BASE, DOCKERFILE
 from kitlib.peer import Peer
 from kitlib.planning import PROFILES, Plan, explain, parse_value
 from kitlib.records import Measurement
+from kitlib.schema import Schema
 
 
 def sorted_within(values: list[int], low: float, high: float, what: str) -> list[int]:
@@ -114,6 +115,8 @@ class Experiment:
     #: fills parameters that depend on the plan's environments (e.g. one Linpack N for all of them),
     #: so they are recorded in the plan as parameters, the same for every environment of the run
     settle: Callable[[Any, Sequence[str]], Any] | None = None
+    #: what the records mean: sweep axes, series, closed loops, figures, claims (`kitlib.schema`)
+    schema: Schema = field(default_factory=Schema)
 
     def plan(
         self,

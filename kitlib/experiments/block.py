@@ -17,6 +17,7 @@ from kitlib.environments.base import Environment
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.peer import Peer
+from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
 PERCENTILES = "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9"
 #: workload -> (fio rw, block size, iodepth from the profile or fixed, extra args)
@@ -150,4 +151,17 @@ EXPERIMENT = Experiment(
         "seed003-fio": {"workloads": ["rand_read", "rand_write"], "iodepth": 16, "numjobs": 8, "file_mb": 1024},
     },
     make_workloads=workloads,
+    schema=Schema(
+        workloads={
+            name: WorkloadSchema(series=("rw", "block_size", "iodepth"))
+            for name in ("seq_read", "seq_write", "rand_read", "rand_write", "rand_mixed", "rand_read_latency")
+        },
+        figures=(FigureSpec("block-fig5-7-sequential-random-latency", "net_block.block"),),
+        claims=(
+            "kvm_halves_random_iops",
+            "lxc_matches_docker_random_io",
+            "overlay_explains_lxc_gap",
+            "docker_in_vm_costs_disk_io",
+        ),
+    ),
 )

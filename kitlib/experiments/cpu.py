@@ -25,6 +25,7 @@ from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.parsers import hpcc
 from kitlib.peer import Peer
 from kitlib.records import Measurement
+from kitlib.schema import Schema, WorkloadSchema
 
 CORPUS_SEED = 1_000_000_000  # the size of enwik9, as a fixed seed
 
@@ -152,4 +153,8 @@ EXPERIMENT = Experiment(
     default_envs=("native", "docker-host-volume"),
     make_workloads=workloads,
     settle=settle,
+    schema=Schema(
+        workloads={"pxz": WorkloadSchema(series=("level",)), "linpack": WorkloadSchema()},
+        claims=("docker_near_native_pxz", "kvm_pxz_loss", "docker_near_native_linpack", "kvm_untuned_linpack_loss"),
+    ),
 )

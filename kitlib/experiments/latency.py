@@ -29,6 +29,7 @@ from kitlib.errors import CommandFailed
 from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
 from kitlib.image import ensure_derived
 from kitlib.peer import Peer
+from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
 
 PARTS = ("shares", "quota", "bridge", "storage")
 BRIDGE_ENVS = ("docker-host-volume", "docker-nat-volume")
@@ -337,4 +338,28 @@ EXPERIMENT = Experiment(
     default_envs=environments,
     make_workloads=workloads,
     repetitions={"quick": 3, "standard": 5, "paper": 10},
+    schema=Schema(
+        workloads={
+            "shares": WorkloadSchema(closed_loop=ClosedLoop("throughput", "latency_mean")),
+            "quota": WorkloadSchema(sweep="quota", closed_loop=ClosedLoop("throughput", "latency_mean")),
+            "bridge": WorkloadSchema(
+                sweep="size_kb", series=("direction",), closed_loop=ClosedLoop("throughput", "latency_mean")
+            ),
+            "storage": WorkloadSchema(sweep="size_kb", series=("operation",)),
+            "copy_up": WorkloadSchema(sweep="size_mb"),
+            "layers": WorkloadSchema(sweep="layers"),
+        },
+        figures=(
+            FigureSpec("latency-fig1-cdf-shares", "latency.latency_cdf", ("shares",)),
+            FigureSpec("latency-fig2-quota", "latency.quota_figure", ("quota",)),
+            FigureSpec("latency-fig3-bridge", "latency.bridge_vs_host", ("bridge",)),
+            FigureSpec("latency-fig4-6-storage", "latency.storage_operations", ("storage", "copy_up", "layers")),
+        ),
+        claims=(
+            "quota_cliff",
+            "bridge_cost_fixed_offset",
+            "overlay_costs_open_not_write",
+            "docker_shares_near_native_latency",
+        ),
+    ),
 )

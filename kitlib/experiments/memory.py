@@ -20,6 +20,7 @@ from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.parsers import hpcc
 from kitlib.peer import Peer
 from kitlib.records import Measurement
+from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
 WORKLOAD_OF = {"STREAM": "stream", "RandomAccess": "randomaccess"}
 
@@ -99,4 +100,12 @@ EXPERIMENT = Experiment(
         "seed003-stream": {"llc_multiple": 4.0},
     },
     make_workloads=lambda params: [HpccMemoryWorkload(params)],
+    schema=Schema(
+        workloads={
+            "stream": WorkloadSchema(series=("kernel", "variant")),
+            "randomaccess": WorkloadSchema(series=("variant",)),
+        },
+        figures=(FigureSpec("memory-stream-kernels", "memory.stream_kernels", ("stream",)),),
+        claims=("docker_near_native_stream", "docker_near_native_randomaccess", "numa_pinning_helps_memory"),
+    ),
 )

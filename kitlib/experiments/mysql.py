@@ -20,6 +20,7 @@ from kitlib.environments.base import Environment
 from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
 from kitlib.peer import Peer
 from kitlib.records import Measurement
+from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
 
 USER = "sbtest"
 
@@ -162,4 +163,13 @@ EXPERIMENT = Experiment(
     },
     default_envs=("native", "docker-host-volume", "docker-nat-volume", "docker-nat-overlay"),
     make_workloads=lambda params: [OltpWorkload(params)],
+    schema=Schema(
+        workloads={
+            "oltp_read_write": WorkloadSchema(
+                sweep="threads", closed_loop=ClosedLoop("tps", "latency_mean", outstanding="threads")
+            )
+        },
+        figures=(FigureSpec("mysql-fig10-13", "mysql.mysql_figures"),),
+        claims=("overlay_slows_mysql", "docker_near_native_mysql", "kvm_mysql_loss"),
+    ),
 )

@@ -24,6 +24,7 @@ from kitlib.environments.base import Environment
 from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.peer import Peer
 from kitlib.records import Measurement
+from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
 
 PORTS = 5  # nuttcp control + data, rr TCP, rr UDP, netperf data
 
@@ -192,4 +193,20 @@ EXPERIMENT = Experiment(
         "seed003-rr": {"workloads": ["rr"], "msg_bytes": 100},
     },
     make_workloads=workloads,
+    schema=Schema(
+        workloads={
+            "bandwidth": WorkloadSchema(series=("direction",)),
+            "rr": WorkloadSchema(series=("protocol",), closed_loop=ClosedLoop("transaction_rate", "rtt_mean")),
+        },
+        figures=(FigureSpec("net-fig2-3-throughput-cpu-rtt", "net_block.network"),),
+        claims=(
+            "nat_adds_rr_latency",
+            "nat_doubles_rr_latency",
+            "nat_offset_vmware",
+            "vm_offset_vmware",
+            "kvm_adds_rr_latency",
+            "docker_rtt_vs_lxc",
+            "docker_in_vm_costs_latency",
+        ),
+    ),
 )

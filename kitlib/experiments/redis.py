@@ -22,6 +22,7 @@ from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_with
 from kitlib.parsers import redis_benchmark, redis_info
 from kitlib.peer import Peer
 from kitlib.records import Measurement
+from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
 
 KEY_LENGTH = 12  # redis-benchmark's __rand_int__ placeholder is 12 digits
 
@@ -172,4 +173,15 @@ EXPERIMENT = Experiment(
     },
     default_envs=("native", "docker-host-volume", "docker-nat-volume"),
     make_workloads=lambda params: [RedisWorkload(params)],
+    schema=Schema(
+        workloads={
+            "redis": WorkloadSchema(
+                sweep="clients",
+                headline={"op": "mix"},
+                closed_loop=ClosedLoop("throughput", "latency_mean", outstanding="outstanding"),
+            )
+        },
+        figures=(FigureSpec("redis-fig8-9-throughput-latency", "redis.throughput_latency"),),
+        claims=("docker_host_equals_native_redis", "nat_adds_redis_latency", "kvm_slower_redis"),
+    ),
 )

@@ -44,6 +44,7 @@ from kitlib.parsers import redis_benchmark, scaleout_load
 from kitlib.peer import Peer
 from kitlib.ports import free_ports
 from kitlib.records import Measurement
+from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
 SUPPORTED_KINDS = ("native", "docker")
 GET_SHARE = 0.75  # the post's 75% GET / 25% SET
@@ -298,4 +299,17 @@ EXPERIMENT = Experiment(
     },
     default_envs=("native", "docker-host-volume", "docker-nat-volume"),
     make_workloads=lambda params: [ScaleoutWorkload(params)],
+    schema=Schema(
+        workloads={"scaleout": WorkloadSchema(series=("placement", "config"), headline={"op": "mix"})},
+        figures=(
+            FigureSpec("scaleout-fig3-throughput", "scaleout.throughput"),
+            FigureSpec("scaleout-fig4-speedup", "scaleout.speedup"),
+        ),
+        claims=(
+            "scaleout_speedup_below_n",
+            "scaleout_pinning_helps_native",
+            "scaleout_docker_adds_little",
+            "scaleout_vm_fastest_out_of_box",
+        ),
+    ),
 )

@@ -35,6 +35,7 @@ from kitlib.experiments.scaleout import SUPPORTED_KINDS
 from kitlib.parsers.scaleout_oltp import AGGREGATE
 from kitlib.peer import Peer
 from kitlib.records import Measurement
+from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
 
 class ScaleoutOltpParams(BaseModel):
@@ -178,4 +179,9 @@ EXPERIMENT = Experiment(
     },
     default_envs=("native", "docker-host-volume", "docker-nat-volume"),
     make_workloads=lambda params: [ScaleoutOltpWorkload(params)],
+    schema=Schema(
+        workloads={"scaleout_oltp_read_write": WorkloadSchema(sweep="threads", series=("placement",))},
+        figures=(FigureSpec("scaleout-oltp-fig2-normalised", "scaleout_oltp.scaleout_oltp_figure"),),
+        claims=("scaleout_oltp_docker_adds_little",),
+    ),
 )

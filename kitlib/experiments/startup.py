@@ -20,6 +20,7 @@ from kitlib.environments.base import Environment
 from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.peer import Peer
 from kitlib.records import Measurement
+from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
 
 class StartupParams(BaseModel):
@@ -69,4 +70,9 @@ EXPERIMENT = Experiment(
     default_envs=("docker-host-volume", "docker-nat-volume"),
     make_workloads=lambda params: [StartupWorkload(params)],
     repetitions={"quick": 3, "standard": 5, "paper": 10},
+    schema=Schema(
+        workloads={"startup": WorkloadSchema()},
+        figures=(FigureSpec("startup-time", "startup.startup_figure"),),
+        claims=("docker_starts_under_a_second", "kvm_starts_slower_than_docker"),
+    ),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kitlib import latency_analysis
 from kitlib.figures.style import env_order, env_style, legend, readable_log_ticks, step_cdf
 
 
@@ -38,6 +39,12 @@ def latency_cdf(df: pd.DataFrame, workload: str = "shares"):
     ax.grid(True, alpha=0.3, which="both")
     legend(ax, fontsize=8, loc="center right")
     return fig
+
+
+def quota_figure(df: pd.DataFrame):
+    """Fig. 2 from the records: the quota sweep's table, with the server's CPU use when unthrottled."""
+    table = latency_analysis.quota_table(df)
+    return slow_requests_vs_quota(table, latency_analysis.unthrottled_utilization(table))
 
 
 def slow_requests_vs_quota(table: pd.DataFrame, unthrottled_utilization: float | None = None):

@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kitlib import experiments
 from kitlib.figures.style import env_order, env_style, mean_std, sweep_axes
+
+#: the swept column (client threads), as the experiment declares it
+X = experiments.schema("mysql").workload("oltp_read_write").sweep
 
 
 def _joined(df: pd.DataFrame) -> pd.DataFrame:
-    tps = mean_std(df, "threads", "tps").rename(columns={"mean": "tps", "std": "tps_sd"})
+    tps = mean_std(df, X, "tps").rename(columns={"mean": "tps", "std": "tps_sd"})
     for metric in ("latency_mean", "cpu_utilization"):
-        other = mean_std(df, "threads", metric).rename(columns={"mean": metric, "std": f"{metric}_sd"})
-        tps = tps.merge(other[["env", "threads", metric, f"{metric}_sd"]], on=["env", "threads"], how="left")
+        other = mean_std(df, X, metric).rename(columns={"mean": metric, "std": f"{metric}_sd"})
+        tps = tps.merge(other[["env", X, metric, f"{metric}_sd"]], on=["env", X], how="left")
     return tps
 
 
 def _against(ax, table: pd.DataFrame, x: str) -> None:
     """tps against another mean, both with sd error bars, each point labelled with its thread count."""
     for env in env_order(table):
-        rows = table[table["env"] == env].sort_values("threads")
+        rows = table[table["env"] == env].sort_values(X)
         ax.errorbar(
             rows[x],
             rows["tps"],
@@ -47,16 +51,16 @@ def mysql_figures(df: pd.DataFrame):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(13, 9), constrained_layout=True)
-    sweep_axes(axes[0, 0], df, "threads", "tps", "transactions/s")
+    sweep_axes(axes[0, 0], df, X, "tps", "transactions/s")
     axes[0, 0].set_title("Throughput vs concurrency (Fig. 10)")
     table = _joined(df)
-    native = table[table["env"] == "native"].set_index("threads")["tps"]
+    native = table[table["env"] == "native"].set_index(X)["tps"]
     handles, labels = axes[0, 0].get_legend_handles_labels()
     if not native.empty:
         right = axes[0, 0].twinx()
         for env in [e for e in env_order(table) if e != "native"]:
             rows = table[table["env"] == env]
-            loss = 100 * (1 - rows.set_index("threads")["tps"] / native).dropna()
+            loss = 100 * (1 - rows.set_index(X)["tps"] / native).dropna()
             right.plot(
                 loss.index,
                 loss.values,
@@ -75,7 +79,7 @@ def mysql_figures(df: pd.DataFrame):
     axes[0, 1].set_xlabel("CPU utilization of the system under test (%)")
     axes[0, 1].set_ylabel("transactions/s")
     axes[0, 1].set_title("Throughput vs CPU utilization (Fig. 11; labels: threads)")
-    sweep_axes(axes[1, 0], df, "threads", "latency_mean", "mean latency (ms)")
+    sweep_axes(axes[1, 0], df, X, "latency_mean", "mean latency (ms)")
     axes[1, 0].set_title("Latency vs concurrency (Fig. 12)")
     _against(axes[1, 1], table, "latency_mean")
     axes[1, 1].set_xlabel("mean latency (ms)")

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+from kitlib import experiments
 from kitlib.figures.style import readable_log_ticks, sweep_axes
+
+SCHEMA = experiments.schema("redis")
 
 
 def throughput_latency(df):
     """The paper's Figures 8 and 9 side by side: throughput and mean latency vs connections."""
     import matplotlib.pyplot as plt
 
+    df = SCHEMA.headline_rows(df)
+    x = SCHEMA.workload("redis").sweep
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    sweep_axes(left, df, "clients", "throughput", "throughput (k requests/s)", scale=1e-3, op="mix")
-    sweep_axes(right, df, "clients", "latency_mean", "mean latency (µs, log scale)", op="mix")
+    sweep_axes(left, df, x, "throughput", "throughput (k requests/s)", scale=1e-3)
+    sweep_axes(right, df, x, "latency_mean", "mean latency (µs, log scale)")
     right.set_yscale("log")  # an emulator's milliseconds would flatten native, host and NAT onto the floor
     readable_log_ticks(right.yaxis)
-    ticks = sorted(df["clients"].dropna().unique()) if "clients" in df else []
+    ticks = sorted(df[x].dropna().unique()) if x in df else []
     for ax in (left, right):
         ax.set_xscale("log", base=2)
         ax.set_xticks(ticks, [str(int(t)) for t in ticks])

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kitlib import experiments
 from kitlib.figures.style import ENV_COLOURS, env_order
+
+SCHEMA = experiments.schema("scaleout")
 
 CONFIGS = ("baseline", "scale-out")
 
@@ -29,11 +32,11 @@ def _of(rows: pd.DataFrame, env: str, placement: str) -> pd.DataFrame:
     return rows[rows["placement"] == placement] if "placement" in rows.columns else rows
 
 
-def scaleout_figures(df: pd.DataFrame) -> dict[str, object]:
+def throughput(df: pd.DataFrame):
+    """Fig. 3 of the post: throughput of the baseline and of the scale-out, per environment and placement."""
     import matplotlib.pyplot as plt
 
-    figures: dict[str, object] = {}
-    throughput = df[(df["metric"] == "throughput") & (df.get("op") == "mix")]
+    throughput = SCHEMA.headline_rows(df[df["metric"] == "throughput"])
     groups = _groups(df)
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(groups) + 2), 4.5), constrained_layout=True)
     width = 0.38
@@ -61,9 +64,15 @@ def scaleout_figures(df: pd.DataFrame) -> dict[str, object]:
     ax.set_title("Baseline (1 server, 1 client) and scale-out (Fig. 3 of the post); bars: range")
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
-    figures["scaleout-fig3-throughput"] = fig
+    return fig
+
+
+def speedup(df: pd.DataFrame):
+    """Fig. 4 of the post: the scale-out's speedup over the baseline, the ideal N drawn."""
+    import matplotlib.pyplot as plt
 
     speedup = df[df["metric"] == "speedup"]
+    groups = _groups(df)
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(groups) + 2), 4.5), constrained_layout=True)
     ideal = None
     for g, (env, placement) in enumerate(groups):
@@ -94,5 +103,4 @@ def scaleout_figures(df: pd.DataFrame) -> dict[str, object]:
     ax.set_ylabel("speedup over the baseline (×)")
     ax.set_title("Speedup of the scale-out (Fig. 4 of the post); bars: range")
     ax.grid(True, axis="y", alpha=0.3)
-    figures["scaleout-fig4-speedup"] = fig
-    return figures
+    return fig

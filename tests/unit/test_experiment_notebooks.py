@@ -50,3 +50,28 @@ def test_papermill_reads_every_parameter_with_its_comment(path):
     found = papermill.inspect_notebook(str(path))
     assert [n for n in names if n not in found] == []
     assert all(found[n]["help"] for n in names), [n for n in names if not found[n]["help"]]
+
+
+#: parameters of a notebook that are neither shared nor the experiment's (where its tables are written)
+NOTEBOOK_OWN = {"tables_dir"}
+#: parameters the plan fills itself (how Linpack's N was chosen), never set by hand
+FILLED_BY_THE_PLAN = {"hpl_n_basis"}
+
+
+@pytest.mark.parametrize("name", experiments.names())
+def test_every_notebook_begins_with_the_shared_parameters_and_lists_all_of_its_own(name):
+    """The shared parameters are written once (`notebook_cells.SHARED`); a notebook may not drift from
+    them, may not miss a parameter of its experiment (`kit run -p` could not reach it interactively)
+    and may not declare one nothing reads."""
+    from kitlib.notebook_cells import plan_arguments, shared_block, shared_names
+
+    experiment = experiments.get(name)
+    notebook = nbformat.read(paths.notebooks_root() / experiment.notebook, 4)
+    cell = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
+    assert (cell.source + "\n").startswith(shared_block(name) + "\n")
+    declared = [line.split(" = ")[0] for line in cell.source.splitlines() if re.match(r"^\w+ = ", line)]
+    own = set(declared) - set(shared_names(experiment)) - NOTEBOOK_OWN
+    assert own == set(experiment.params_model.model_fields) - FILLED_BY_THE_PLAN, name
+    namespace = {n: None for n in declared} | {"profile": "paper", "unrelated": 1}
+    arguments = plan_arguments(name, namespace)
+    assert arguments["profile"] == "paper" and "unrelated" not in arguments and "results_dir" not in arguments

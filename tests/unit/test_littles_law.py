@@ -17,6 +17,7 @@ def redis_rows(clients: int, throughput: float, latency_us: float) -> list[dict]
         "repetition": 0,
         "clients": clients,
         "pipeline": 10,
+        "outstanding": clients * 10,  # N as the Redis experiment records it
         "op": "mix",
     }
     return [
