@@ -41,12 +41,6 @@ def ratios_to_native(frame: pd.DataFrame | None = None) -> pd.DataFrame:
     return frame[frame["comparison"] == "ratio_to_native"].reset_index(drop=True)
 
 
-def claim_mapping(frame: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Each reference row's claim, or why it is not encoded (what the claims notebook prints)."""
-    frame = load() if frame is None else frame
-    return frame[["study", "section", "workload", "env", "metric", "value", "unit", "claim"]]
-
-
 def not_encoded(frame: pd.DataFrame | None = None) -> list[str]:
     """One line per finding the claims do not test, with the reason."""
     frame = load() if frame is None else frame

@@ -158,29 +158,6 @@ def compare_samples(values, baseline, test: str = "welch") -> Comparison:
     return Comparison(float(ratio), float(low), float(high), float(p), test, len(a), len(b), verdict)
 
 
-def compare_ratios(ratios) -> Comparison:
-    """Per-point ratios across a sweep: geometric mean, 95% t-interval and a one-sample t-test of the
-    log-ratios against 0 (ratio 1). Points pair an environment with its baseline at the same setting."""
-    from scipy import stats
-
-    logs = np.log(np.asarray(ratios, dtype=float))
-    n = len(logs)
-    nan = float("nan")
-    if n < 2:
-        value = float(np.exp(logs.mean())) if n else nan
-        return Comparison(value, nan, nan, nan, "log-ratio t", n, n, "not comparable: fewer than 2 points")
-    mean, sem = logs.mean(), logs.std(ddof=1) / np.sqrt(n)
-    if sem == 0:
-        p = 0.0 if mean != 0 else 1.0
-        low = high = float(np.exp(mean))
-    else:
-        p = float(stats.ttest_1samp(logs, 0.0).pvalue)
-        half = stats.t.ppf(1 - ALPHA / 2, n - 1) * sem
-        low, high = float(np.exp(mean - half)), float(np.exp(mean + half))
-    verdict = "significant" if p < ALPHA else "not significant"
-    return Comparison(float(np.exp(mean)), low, high, p, "log-ratio t", n, n, verdict)
-
-
 def compare(df: pd.DataFrame, by: list[str], baseline_env: str = "native", test: str = "welch") -> pd.DataFrame:
     """Every environment against `baseline_env` within each group of `by` (which must not hold `env`)."""
     rows = []
@@ -196,17 +173,3 @@ def compare(df: pd.DataFrame, by: list[str], baseline_env: str = "native", test:
                 result = compare_samples(other["value"], base["value"], test)
             rows.append({**dict(zip(by, key, strict=True)), "env": env, "baseline": baseline_env, **result.__dict__})
     return pd.DataFrame(rows)
-
-
-def ecdf(values) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted values and the fraction of values ≤ each one."""
-    x = np.sort(np.asarray(values, dtype=float))
-    return x, np.arange(1, len(x) + 1) / len(x)
-
-
-def cdf_from_percentiles(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """A CDF per group from percentile records (metric *_percentile, column `percentile`), averaged over runs."""
-    rows = df[df["metric"].str.endswith("_percentile") & df["percentile"].notna()]
-    curve = rows.groupby([*by, "percentile"])["value"].mean().reset_index()
-    curve["probability"] = curve["percentile"] / 100.0
-    return curve.sort_values([*by, "percentile"]).reset_index(drop=True)

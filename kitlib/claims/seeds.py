@@ -86,7 +86,8 @@ def _speedup_below_n(df: pd.DataFrame) -> Verdict:
     rows = rows[(rows["metric"] == "speedup")] if "metric" in rows.columns else rows
     if rows.empty or "instances" not in rows.columns:
         return missing("scale-out speedup records")
-    why = _placement_undecided(df)  # the post's shortfall comes from placement, not from time-sharing
+    # the post's shortfall comes from placement, not from time-sharing
+    why = _time_sharing(_scaleout_rows(df), 2, "the speedup")
     if why:
         return Verdict(NOT_TESTABLE, why)
     share = rows.assign(metric="speedup_share", value=rows["value"] / rows["instances"])
@@ -99,17 +100,22 @@ def _speedup_below_n(df: pd.DataFrame) -> Verdict:
     )(pd.concat([df, share]))
 
 
-def _placement_undecided(df: pd.DataFrame) -> str | None:
-    """Why placement cannot be judged on the records' host, or None where it can."""
-    rows = _scaleout_rows(df)
-    cpus = hostfacts.logical_cpus(rows)
-    instances = int(rows["instances"].max()) if "instances" in rows.columns and not rows.empty else None
-    if cpus is not None and instances is not None and cpus < instances + 2:
-        return (
-            f"the host that made these records has {cpus} logical CPUs for {instances} instances plus the proxy "
-            "and the load: the scale-out there measures time-sharing, not scaling, so placement is not decided"
-        )
-    return None
+def _time_sharing(rows: pd.DataFrame, beside: int, what: str) -> str | None:
+    """Why a scale-out is not judged on the records' host, or None: fewer CPUs for the system under test
+    (all of the host's where the records do not count them) than its instances and `beside` other
+    processes need, so it measured time-sharing, not scaling."""
+    if rows.empty or "instances" not in rows.columns:
+        return None
+    instances = int(rows["instances"].max())
+    counted = rows["sut_cpu_count"].dropna() if "sut_cpu_count" in rows.columns else pd.Series(dtype=float)
+    cpus = int(counted.min()) if not counted.empty else hostfacts.logical_cpus(rows)
+    if cpus is None or cpus >= instances + beside:
+        return None
+    others = f" plus {beside} more (proxy and load)" if beside else ""
+    return (
+        f"the host that made these records has {cpus} CPUs for {instances} instances{others}: the scale-out "
+        f"there measures time-sharing, not scaling, so {what} is not decided"
+    )
 
 
 def _pinning_raises_native(df: pd.DataFrame) -> Verdict:
@@ -117,7 +123,7 @@ def _pinning_raises_native(df: pd.DataFrame) -> Verdict:
     rows = _scaleout_rows(df)
     if rows.empty or "placement" not in rows.columns or set(rows["placement"].dropna()) != {"default", "pinned"}:
         return missing("scale-out records of both placements (default and pinned)")
-    why = _placement_undecided(df)
+    why = _time_sharing(_scaleout_rows(df), 2, "placement")
     if why:
         return Verdict(NOT_TESTABLE, why)
     relabelled = rows.assign(
@@ -147,28 +153,12 @@ def _oltp_rows(df: pd.DataFrame) -> pd.DataFrame:
     return _rows_of(df, "scaleout-oltp")
 
 
-def _oltp_time_sharing(df: pd.DataFrame) -> str | None:
-    """Why the OLTP scale-out is not judged on the records' host (fewer SUT CPUs than instances), or None."""
-    rows = _oltp_rows(df)
-    if rows.empty or "instances" not in rows.columns:
-        return None
-    instances = int(rows["instances"].max())
-    counted = rows["sut_cpu_count"].dropna() if "sut_cpu_count" in rows.columns else pd.Series(dtype=float)
-    cpus = int(counted.min()) if not counted.empty else hostfacts.logical_cpus(rows)
-    if cpus is not None and cpus < instances:
-        return (
-            f"the host that made these records gave {cpus} CPUs to the system under test for {instances} instances: "
-            "the scale-out there measures time-sharing, not scaling, so it is not decided"
-        )
-    return None
-
-
 def _oltp_docker_adds_little(df: pd.DataFrame) -> Verdict:
     """Docker's aggregate tps over native's, out of the box (placement default), one verdict per thread count."""
     rows = _oltp_rows(df)
     if rows.empty or "instance" not in rows.columns:
         return missing("OLTP scale-out records")
-    why = _oltp_time_sharing(df)
+    why = _time_sharing(_oltp_rows(df), 0, "it")
     if why:
         return Verdict(NOT_TESTABLE, why)
     aggregate = rows[(rows["metric"] == "tps") & (rows["instance"].astype(str) == "all")]

@@ -109,7 +109,7 @@ def test_placement_claims_are_not_decided_where_instances_time_share_the_cpus(tm
     for name in ("scaleout_speedup_below_n", "scaleout_pinning_helps_native"):
         verdict = _claim(name).evaluate(records)
         assert verdict.status == "not testable here", (name, verdict.reason)
-        assert "2 logical CPUs" in verdict.reason and "time-sharing" in verdict.reason
+        assert "has 2 CPUs for 2 instances" in verdict.reason and "time-sharing" in verdict.reason
 
 
 def test_an_instance_without_a_pid_fails_its_point_with_what_redis_said():

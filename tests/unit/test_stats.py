@@ -80,31 +80,6 @@ def test_not_comparable_is_a_result():
     assert stats.compare(frame({"kvm": [1.0, 2.0]}), by=["metric"]).iloc[0]["verdict"].startswith("not comparable")
 
 
-def test_ratio_across_a_sweep():
-    exact = stats.compare_ratios([1.10, 1.10, 1.10])
-    assert exact.ratio == pytest.approx(1.10) and exact.verdict == "significant"
-    logs = np.log([1.05, 1.2, 0.98, 1.1])
-    result = stats.compare_ratios(np.exp(logs))
-    assert result.p_value == pytest.approx(sp.ttest_1samp(logs, 0).pvalue)
-    assert result.ratio == pytest.approx(np.exp(logs.mean()))
-
-
-def test_ecdf_and_percentile_cdf():
-    x, p = stats.ecdf([3.0, 1.0, 2.0, 2.0])
-    assert list(x) == [1.0, 2.0, 2.0, 3.0] and list(p) == [0.25, 0.5, 0.75, 1.0]
-    df = pd.DataFrame(
-        {
-            "env": ["a"] * 4,
-            "metric": ["clat_percentile"] * 4,
-            "percentile": [50.0, 99.0, 50.0, 99.0],
-            "value": [10.0, 20.0, 12.0, 22.0],
-            "repetition": [0, 0, 1, 1],
-        }
-    )
-    curve = stats.cdf_from_percentiles(df, by=["env"])
-    assert list(curve["value"]) == [11.0, 21.0] and list(curve["probability"]) == [0.5, 0.99]
-
-
 def test_stability_warnings():
     table = stats.summarize(frame({"native": [100.0, 150.0, 60.0], "docker-host-volume": [1.0, 1.0]}), by=["env"])
     notes = stats.stability_warnings(table, by=["env"])
