@@ -43,6 +43,13 @@ def environments_for(default_envs, offered: dict[str, bool]) -> list[str]:
     return chosen
 
 
+def declared_parameters(notebook) -> set[str]:
+    """The parameters a notebook's `parameters` cell declares: only those are handed to it."""
+    import papermill
+
+    return set(papermill.inspect_notebook(str(notebook)))
+
+
 def timing_path():
     return paths.results_root() / "timing.csv"
 
@@ -78,9 +85,13 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
         if not notebook.exists():
             continue
         output = paths.results_root() / "analysis" / f"{name}.ipynb"
-        parameters = {"results_dirs": [str(paths.results_root())], "figures_dir": str(paths.figures_root())}
-        if name == "claims":
-            parameters.update(summary_path=str(summary_path()), interactive=False)
+        offered = {
+            "results_dirs": [str(paths.results_root())],
+            "figures_dir": str(paths.figures_root()),
+            "summary_path": str(summary_path()),
+            "interactive": False,
+        }
+        parameters = {k: v for k, v in offered.items() if k in declared_parameters(notebook)}
         print(f"analysis: {name} ...", flush=True)
         started = time.monotonic()
         try:

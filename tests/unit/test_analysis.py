@@ -7,6 +7,7 @@ import pytest
 
 from kitlib import analysis, paths
 from kitlib.notebooks import execute
+from kitlib.reproduce import declared_parameters
 
 SAMPLE = paths.PROJECT_ROOT / "data" / "sample"
 NOTEBOOKS = paths.notebooks_root() / "analysis"
@@ -31,6 +32,20 @@ def test_sample_is_real_kit_output_with_provenance(sample_records):
 
 
 @pytest.mark.parametrize("name", ["statistics", "figures", "littles-law", "claims"])
+def test_an_analysis_notebook_declares_only_parameters_it_reads(name):
+    import re
+
+    import nbformat
+
+    notebook = nbformat.read(NOTEBOOKS / f"{name}.ipynb", 4)
+    code = "\n".join(
+        c.source for c in notebook.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])
+    )
+    unread = [p for p in declared_parameters(NOTEBOOKS / f"{name}.ipynb") if not re.search(rf"\b{p}\b", code)]
+    assert unread == []
+
+
+@pytest.mark.parametrize("name", ["statistics", "figures", "littles-law", "claims"])
 def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
     parameters = {
         "results_dirs": [str(SAMPLE)],
@@ -39,7 +54,10 @@ def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
     }
     if name == "claims":
         parameters.update(summary_path=str(tmp_path / "summary.md"), interactive=False)
-    execute(NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb", parameters)
+    declared = declared_parameters(NOTEBOOKS / f"{name}.ipynb")
+    execute(
+        NOTEBOOKS / f"{name}.ipynb", tmp_path / f"{name}.ipynb", {k: v for k, v in parameters.items() if k in declared}
+    )
     if name == "statistics":
         table = pd.read_csv(tmp_path / "tables" / "redis-statistics.csv")
         assert {"mean", "std", "median", "min", "max", "n", "ci_low", "ci_high"} <= set(table.columns)
