@@ -7,6 +7,8 @@ import os
 import platform
 import shutil
 import socket
+import warnings
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from typing import Any
 from kitlib import __version__, paths
 from kitlib.host import commands
 from kitlib.hostid import host_id
+from kitlib.procs import run_bounded
 
 #: Debian packages whose versions are recorded in every environment that runs them.
 TOOL_PACKAGES = (
@@ -156,6 +159,11 @@ def parse_dpkg(output: str) -> dict[str, str]:
     return versions
 
 
+def collect_tool_versions() -> dict[str, str]:
+    """The versions of the TOOL_PACKAGES installed on this host (where the peer's client runs)."""
+    return parse_dpkg(run_bounded(DPKG_QUERY, timeout=60)[1])
+
+
 def version_mismatches(by_env: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     """Packages whose versions differ between environments of one run (results may not be comparable)."""
     packages = sorted({p for versions in by_env.values() for p in versions})
@@ -221,3 +229,66 @@ def collect_host_over(run) -> dict[str, Any]:
     }
     host["host_id"] = host_id(host)
     return host
+
+
+@dataclass
+class Session:
+    """One process's run of a plan, collected while it runs. Its fields are the keys of the session's
+    entry in provenance.json (`finish`; None ones left out), which analysis, hostfacts, drift, replicas read."""
+
+    started: str = field(default_factory=now, init=False)
+    run_label: str
+    host: dict[str, Any]
+    host_id: str = field(init=False)
+    plan: dict[str, Any]
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_versions: dict[str, dict[str, str]] = field(default_factory=dict)  # by environment, and "peer"
+    commands: list[dict[str, Any]] = field(default_factory=list)
+    layout: dict[str, Any] | None = None  # CPUs of the system under test and of the client, ports
+    peer: dict[str, Any] | None = None
+    order: dict[str, Any] | None = None  # the plan's order and seed, [label, first, last position] per segment
+    sut_hosts: dict[str, dict[str, Any]] | None = None  # a remote system under test's host facts, by target
+    version_mismatches: list[dict[str, Any]] | None = None
+    finished: str | None = None
+
+    def __post_init__(self) -> None:
+        self.host_id = self.host["host_id"]
+
+    @classmethod
+    def begin(cls, run_label: str, plan: dict[str, Any]) -> Session:
+        """A session starting on this host; the host commands logged before it (plan checks, an
+        earlier run) are not its own."""
+        commands.drain()
+        return cls(run_label, collect_host(), plan)
+
+    def add_peer(self, peer) -> None:
+        self.peer = peer.describe()
+        self.tool_versions["peer"] = collect_tool_versions()
+
+    def add_environment(self, label: str, env) -> None:
+        """An environment as it describes itself, and the versions of the tools inside it."""
+        self.environments[label] = env.describe()
+        self.tool_versions[label] = parse_dpkg(env.run(DPKG_QUERY, timeout=60, check=False).output)
+
+    def add_sut_host(self, target: str, env) -> dict[str, Any]:
+        """The facts of the machine that runs `env` (a remote system under test at `target`), recorded."""
+        self.sut_hosts = {**(self.sut_hosts or {}), target: collect_host_over(getattr(env, "host_run", env.run))}
+        return self.sut_hosts[target]
+
+    def add_commands(self, logged: list[dict[str, Any]]) -> None:
+        self.commands.extend(logged)
+
+    def add_segment(self, label: str, first: int, last: int) -> None:
+        """One start of an environment, running the units at positions first..last of the run's order."""
+        self.order = self.order or {"order": self.plan.get("order"), "seed": self.plan.get("seed"), "segments": []}
+        self.order["segments"].append([label, first, last])
+
+    def finish(self) -> dict[str, Any]:
+        """The session's entry, ending now: with the host commands logged since it began (`where` =
+        "host") and the packages whose versions differ between its environments (each one warned of)."""
+        self.add_commands(commands.drain())
+        self.version_mismatches = version_mismatches({k: v for k, v in self.tool_versions.items() if k != "peer"})
+        for item in self.version_mismatches:
+            warnings.warn(describe_mismatch(item), stacklevel=3)
+        self.finished = now()
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}

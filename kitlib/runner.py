@@ -28,12 +28,10 @@ from kitlib import cpus, environments, experiments, naming, paths, provenance, s
 from kitlib.environments.docker import docker_client
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
 from kitlib.experiments.base import Workload
-from kitlib.host import commands as host_commands
 from kitlib.image import ensure_image
 from kitlib.peer import make_peer
 from kitlib.planning import Plan
 from kitlib.ports import free_ports
-from kitlib.procs import run_bounded
 from kitlib.records import place
 from kitlib.store import RunStore, unit_key
 
@@ -132,60 +130,26 @@ def _guarded(store: RunStore):
 def _execute(
     plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None, base_image: str
 ) -> None:
-    run_label = naming.new_run_label()
-    host_commands.drain()  # what ran before this session (plan checks, an earlier run) is not its own
-    host = provenance.collect_host()
-    session: dict[str, Any] = {
-        "started": provenance.now(),
-        "run_label": run_label,
-        "host": host,
-        "host_id": host["host_id"],
-        "plan": plan.model_dump(mode="json"),
-        "environments": {},
-        "tool_versions": {},
-        "commands": [],
-    }
+    session = provenance.Session.begin(naming.new_run_label(), plan.model_dump(mode="json"))
     bar = _progress(len(todo), f"{plan.experiment} ({plan.profile})", progress)
     sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
     ports = free_ports(max(u.workload.ports_needed for u in todo))
     layout = cpus.split(sut_cores, ports)
     if plan.sut_host:  # another machine: its CPUs are its own, the client may use all of this one's
         layout = cpus.Layout(sut_cpus=[], client_cpus=cpus.available_cpus(), ports=ports)
-    session["layout"] = {"sut_cpus": layout.sut_cpus, "client_cpus": layout.client_cpus, "ports": ports}
-    peer = make_peer(plan, layout.client_cpus, run_label)
+    session.layout = {"sut_cpus": layout.sut_cpus, "client_cpus": layout.client_cpus, "ports": ports}
+    peer = make_peer(plan, layout.client_cpus, session.run_label)
     try:
         with peer:
-            session["peer"] = peer.describe()
-            session["tool_versions"]["peer"] = _tool_versions_on_host()
-            session["order"] = {"order": plan.order, "seed": plan.seed, "segments": []}
-            placement = {"host": host["host_id"], "peer": _peer_path(peer, plan)}
+            session.add_peer(peer)
+            context = RunContext(plan, store, peer, layout, session, bar, image, base_image)
             for env_label, env_units in segments(todo):
-                session["order"]["segments"].append([env_label, env_units[0].position, env_units[-1].position])
-                _run_environment(
-                    env_label,
-                    env_units,
-                    plan,
-                    store,
-                    peer,
-                    layout,
-                    run_label,
-                    session,
-                    bar,
-                    image=image,
-                    base_image=base_image,
-                    placement=placement,
-                )
-            session["commands"].extend(peer.commands)
+                session.add_segment(env_label, env_units[0].position, env_units[-1].position)
+                _run_environment(env_label, env_units, context)
+            session.add_commands(peer.commands)
     finally:
         bar.close()
-        session["commands"].extend(host_commands.drain())
-        session["version_mismatches"] = provenance.version_mismatches(
-            {k: v for k, v in session["tool_versions"].items() if k != "peer"}
-        )
-        for item in session["version_mismatches"]:
-            warnings.warn(provenance.describe_mismatch(item), stacklevel=2)
-        session["finished"] = provenance.now()
-        store.append_provenance(session)
+        store.append_provenance(session.finish())
 
 
 def _peer_path(peer, plan: Plan) -> str:
@@ -197,14 +161,27 @@ def _peer_path(peer, plan: Plan) -> str:
     return peer.kind
 
 
-def _run_environment(
-    label, units, plan, store, peer, layout, run_label, session, bar, *, image, base_image, placement=None
-):
-    placement = dict(placement or {})
+@dataclass(frozen=True)
+class RunContext:
+    """What every environment of one run shares, and the session that collects the run's provenance."""
+
+    plan: Plan
+    store: RunStore
+    peer: Any
+    layout: cpus.Layout
+    session: provenance.Session
+    bar: Any  # tqdm, or _NoBar
+    image: str | None  # None: the benchmark image built from base_image
+    base_image: str
+
+
+def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
+    plan, store, peer, session, bar = run.plan, run.store, run.peer, run.session, run.bar
+    placement = {"host": session.host_id, "peer": _peer_path(peer, plan)}  # where the points ran
     try:
         options: dict[str, Any] = {}
         if environments.parse_label(label).kind in ("docker", "vm", "lxc", "docker-in-vm"):
-            options["image"] = image or _benchmark_image(base_image)
+            options["image"] = run.image or _benchmark_image(run.base_image)
         if plan.sut_host:
             options.update(
                 host=plan.sut_host,
@@ -214,19 +191,14 @@ def _run_environment(
                 docker_socket=plan.sut_docker_socket,
             )
             if "image" in options:  # shipped from this machine's engine when the remote one lacks it
-                from kitlib.environments.docker import docker_client
-
                 options.update(local_client=docker_client(), progress=not isinstance(bar, _NoBar))
-        env = environments.create(label, layout, run_label=run_label, peer_reaches_nat=peer.reaches_nat, **options)
+        env = environments.create(
+            label, run.layout, run_label=session.run_label, peer_reaches_nat=peer.reaches_nat, **options
+        )
         with env:
             if plan.sut_host:  # the records name the machine that ran the system under test
-                remote = provenance.collect_host_over(getattr(env, "host_run", env.run))
-                session.setdefault("sut_hosts", {})[plan.sut_host] = remote
-                placement["host"] = remote["host_id"]
-            session["environments"][label] = env.describe()
-            session["tool_versions"][label] = provenance.parse_dpkg(
-                env.run(provenance.DPKG_QUERY, timeout=60, check=False).output
-            )
+                placement["host"] = session.add_sut_host(plan.sut_host, env)["host_id"]
+            session.add_environment(label, env)
             write_libvirt = getattr(env, "write_libvirt_xml", None)
             if write_libvirt is not None:
                 write_libvirt(store.root / "libvirt")
@@ -237,10 +209,10 @@ def _run_environment(
                     bar.update(1)
                 workload.finish(env, peer)
             try:  # again: what the workloads added (companions); an engine gone mid-run keeps the first
-                session["environments"][label] = env.describe()
+                session.environments[label] = env.describe()
             except (EnvironmentUnavailable, CommandFailed, *_engine_errors()):
                 pass
-            session["commands"].extend(env.commands)
+            session.add_commands(env.commands)
     except (EnvironmentUnavailable, CommandFailed, *_engine_errors()) as exc:
         reason = f"{label} unavailable: {_reason(exc)}"
         for unit in units:
@@ -358,11 +330,6 @@ def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=4)
 def _benchmark_image(base_image: str) -> str:
     return ensure_image(docker_client(), base_image)
-
-
-def _tool_versions_on_host() -> dict[str, str]:
-    _, output = run_bounded(provenance.DPKG_QUERY, timeout=60)
-    return provenance.parse_dpkg(output)
 
 
 class _NoBar:

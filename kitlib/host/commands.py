@@ -2,7 +2,7 @@
 
 Environments and peers log what runs inside them; this log holds what the kit runs on the host to
 build them (`ip`, `iptables`, `umount`, `qemu-system-x86_64`, `dockerd` for a guest's image store …).
-The runner takes the log into each session's `commands` (`where` = "host"), so `provenance.json`
+A run's `provenance.Session` takes the log into its `commands` (`where` = "host"), so `provenance.json`
 holds every command line of a run.
 """
 
