@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from kitlib import cpus, environments, experiments, naming, paths, provenance, signals
 from kitlib.environments.docker import docker_client
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
@@ -131,7 +133,7 @@ def _execute(
     plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None, base_image: str
 ) -> None:
     session = provenance.Session.begin(naming.new_run_label(), plan.model_dump(mode="json"))
-    bar = _progress(len(todo), f"{plan.experiment} ({plan.profile})", progress)
+    bar = tqdm(total=len(todo), desc=f"{plan.experiment} ({plan.profile})", unit="point", disable=not progress)
     sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
     ports = free_ports(max(u.workload.ports_needed for u in todo))
     layout = cpus.split(sut_cores, ports)
@@ -170,7 +172,7 @@ class RunContext:
     peer: Any
     layout: cpus.Layout
     session: provenance.Session
-    bar: Any  # tqdm, or _NoBar
+    bar: tqdm
     image: str | None  # None: the benchmark image built from base_image
     base_image: str
 
@@ -191,7 +193,7 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
                 docker_socket=plan.sut_docker_socket,
             )
             if "image" in options:  # shipped from this machine's engine when the remote one lacks it
-                options.update(local_client=docker_client(), progress=not isinstance(bar, _NoBar))
+                options.update(local_client=docker_client(), progress=not bar.disable)
         env = environments.create(
             label, run.layout, run_label=session.run_label, peer_reaches_nat=peer.reaches_nat, **options
         )
@@ -330,19 +332,3 @@ def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=4)
 def _benchmark_image(base_image: str) -> str:
     return ensure_image(docker_client(), base_image)
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress(total: int, description: str, enabled: bool):
-    if not enabled:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=description, unit="point")
