@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from kitlib import naming
+from kitlib import naming, numa
 from kitlib.environments.base import Environment, Layout, Service
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.ports import free_ports
@@ -142,8 +142,6 @@ class DockerEnvironment(Environment):
         if "mem" in options:
             kwargs["mem_limit"] = options["mem"]
         if "numa" in options:
-            from kitlib import numa
-
             kwargs["cpuset_cpus"] = numa.require_node(self.label, options["numa"])
             kwargs["cpuset_mems"] = str(options["numa"])
         return kwargs

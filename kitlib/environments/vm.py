@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kitlib import paths, ssh
+from kitlib import numa, paths, ssh
 from kitlib.environments.docker import docker_client
 from kitlib.environments.remote import RemoteNativeEnvironment
 from kitlib.errors import EnvironmentUnavailable
@@ -84,8 +84,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         if os.geteuid() != 0:
             raise EnvironmentUnavailable(f"{self.label}: needs root (a tap device for the guest's NIC)")
         if "numa" in self.spec.options:
-            from kitlib import numa
-
             numa.require_node(self.label, self.spec.options["numa"])
         if self.client is None:
             self.client = docker_client()
@@ -100,7 +98,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         self.network = TapNetwork(self.run_label)
         self.network.start()
         self.config = self._configure()
-        seed_started = time.monotonic()
         self._make_disk()
         self._make_seed()
         self._boot()
@@ -110,7 +107,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         self.known_hosts = str(self.local_dir / "known_hosts")
         self._wait_for_ssh()
         self.boot_to_ready_s = round(time.monotonic() - self._booted_at, 3)
-        self.prepare_seconds = round(self._booted_at - seed_started, 3)
         super().start()
 
     def _configure(self):
@@ -150,23 +146,8 @@ class VmEnvironment(RemoteNativeEnvironment):
     def _make_seed(self) -> None:
         seed = self.local_dir / "seed"
         seed.mkdir()
-        commands.checked(
-            [
-                "ssh-keygen",
-                "-q",
-                "-t",
-                "ed25519",
-                "-N",
-                "",
-                "-C",
-                self.run_label,
-                "-f",
-                str(self.local_dir / "id_ed25519"),
-            ]
-        )
-        commands.checked(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "kitvm", "-f", str(seed / "ssh_host_ed25519_key")]
-        )
+        for comment, key in ((self.run_label, self.local_dir / "id_ed25519"), ("kitvm", seed / "ssh_host_ed25519_key")):
+            commands.checked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(key)])
         shutil.copy(self.local_dir / "id_ed25519.pub", seed / "authorized_keys")
         addresses = self.network.addresses
         (seed / "network").write_text(
@@ -180,11 +161,8 @@ class VmEnvironment(RemoteNativeEnvironment):
 
     def _boot(self) -> None:
         argv = command_line(self.config)
-        if "numa" in self.spec.options:
-            from kitlib import numa
-
+        if "numa" in self.spec.options:  # the node was checked in `start`
             node = self.spec.options["numa"]
-            numa.require_node(self.label, node)
             argv = ["numactl", f"--cpunodebind={node}", f"--membind={node}", *argv]
         self.commands.append({"where": f"host:{self.label}", "argv": argv})
         log = open(self.local_dir / "qemu.log", "wb")  # noqa: SIM115 - closed with the process
@@ -251,8 +229,6 @@ class VmEnvironment(RemoteNativeEnvironment):
 
     def _quit(self) -> None:
         """Ask QEMU to quit over QMP; signal its process group if it does not within a few seconds."""
-        from kitlib.vm.qemu import Qmp
-
         if self.process.poll() is None:
             try:
                 Qmp(self.config.qmp_socket, timeout=3).command("quit")
