@@ -126,7 +126,7 @@ class DockerEnvironment(Environment):
             self.volume = self.client.volumes.create(name=f"{name}-data", labels=labels)
             kwargs["volumes"] = {self.volume.name: {"bind": DATA_DIR, "mode": "rw"}}
         self.container = self.client.containers.run(self.image, **kwargs)
-        self._execute(["mkdir", "-p", DATA_DIR], timeout=30, cpus=None)
+        self.execute(["mkdir", "-p", DATA_DIR], timeout=30, cpus=None)
 
     def _cgroup_options(self) -> dict[str, Any]:
         options = self.spec.options
@@ -178,7 +178,7 @@ class DockerEnvironment(Environment):
             self.volume = None
 
     # -- running things --------------------------------------------------------------------
-    def _execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
+    def execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
         if self.container is None:
             raise EnvironmentUnavailable(f"{self.label}: container is not running")
         bounded = ["timeout", "--kill-after=5", f"{timeout:.0f}", *argv]
@@ -188,7 +188,7 @@ class DockerEnvironment(Environment):
         output = (result.output or b"").decode(errors="replace")
         return (None if result.exit_code in (124, 137) else result.exit_code), output
 
-    def _spawn(self, name: str, argv: list[str]) -> Service:
+    def spawn(self, name: str, argv: list[str]) -> Service:
         pidfile = f"/run/kit-{name}.pid"
         script = f"echo $$ > {pidfile}; exec {shlex.join(argv)} > /tmp/kit-{name}.log 2>&1"
         self.container.exec_run(["sh", "-c", script], detach=True)

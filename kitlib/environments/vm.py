@@ -9,6 +9,7 @@ forwarding rules, the disk copy and the keys, also after a failed boot or Ctrl-C
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -20,9 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kitlib import numa, paths, ssh
+from kitlib import numa, paths
+from kitlib.environments.base import Environment
 from kitlib.environments.docker import docker_client
-from kitlib.environments.remote import RemoteNativeEnvironment
+from kitlib.environments.remote import SshTransport
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands
 from kitlib.procs import kill_group
@@ -36,7 +38,7 @@ BOOT_TIMEOUT_S = {"kvm": 180.0, "tcg": 420.0}
 DEFAULT_MEMORY_MIB = 4096
 
 
-class VmEnvironment(RemoteNativeEnvironment):
+class VmEnvironment(Environment):
     kind = "vm"
 
     def __init__(
@@ -50,7 +52,7 @@ class VmEnvironment(RemoteNativeEnvironment):
         accel: str | None = None,
         **kwargs: Any,
     ):
-        super().__init__(*args, host="root@0.0.0.0", **kwargs)
+        super().__init__(*args, **kwargs)
         self.image = image
         self.client = client
         self.memory_mib = memory_mib
@@ -102,12 +104,11 @@ class VmEnvironment(RemoteNativeEnvironment):
         self._make_seed()
         self._boot()
         self.address = self.network.addresses.guest_address
-        self.host = f"root@{self.address}"
-        self.key_filename = str(self.local_dir / "id_ed25519")
-        self.known_hosts = str(self.local_dir / "known_hosts")
+        key, known_hosts = str(self.local_dir / "id_ed25519"), str(self.local_dir / "known_hosts")
+        self.transport = SshTransport(f"root@{self.address}", self._pin, key_filename=key, known_hosts=known_hosts)
         self._wait_for_ssh()
         self.boot_to_ready_s = round(time.monotonic() - self._booted_at, 3)
-        super().start()
+        self.transport.connect(self.run_label)
 
     def _configure(self):
         vcpus = max(1, len(self.layout.sut_cpus))
@@ -190,9 +191,7 @@ class VmEnvironment(RemoteNativeEnvironment):
                 )
             if _port_open(self.address, 22):
                 try:
-                    ssh.connect(
-                        self.host, key_filename=self.key_filename, known_hosts=self.known_hosts, timeout=10
-                    ).close()
+                    self.transport.open(timeout=10).close()
                     return
                 except EnvironmentUnavailable as exc:
                     last_error = str(exc)
@@ -212,11 +211,10 @@ class VmEnvironment(RemoteNativeEnvironment):
         return "\n".join(lines) or "no output from QEMU or the guest console"
 
     def _teardown(self) -> None:
-        if self.connection is not None:
-            try:
-                super()._teardown()
-            except Exception:  # the guest is going away anyway
-                self.connection = None
+        if self.transport is not None:
+            with contextlib.suppress(Exception):  # the guest is going away anyway
+                self.transport.close()
+            self.transport = None
         if self.process is not None:
             self._quit()
             self.process = None
@@ -249,14 +247,9 @@ class VmEnvironment(RemoteNativeEnvironment):
         return [*env, "taskset", "-c", ",".join(map(str, vcpus)), *argv]
 
     # -- where things are ------------------------------------------------------------------
-    def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:
-        return self.address, port
-
     def describe(self) -> dict[str, Any]:
-        info = super().describe()
-        info.pop("remote_host", None)
+        info = {**super().describe(), "address": self.address, **(self.transport.facts() if self.transport else {})}
         info.update(
-            kind="vm",
             accel=self.accel,
             hypervisor="KVM" if self.accel == "kvm" else "none: QEMU software emulation (TCG)",
             qemu_version=qemu_version(),
