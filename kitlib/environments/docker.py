@@ -13,7 +13,8 @@ from typing import Any
 
 from kitlib import naming, numa
 from kitlib.environments.base import Environment, Layout, Service
-from kitlib.errors import EnvironmentUnavailable
+from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.image import ensure_derived
 from kitlib.ports import free_ports
 
 DATA_DIR = "/data"
@@ -193,6 +194,34 @@ class DockerEnvironment(Environment):
         script = f"echo $$ > {pidfile}; exec {shlex.join(argv)} > /tmp/kit-{name}.log 2>&1"
         self.container.exec_run(["sh", "-c", script], detach=True)
         return ContainerService(name, self.container, pidfile)
+
+    def derived_image(self, steps: list[str], repository: str) -> str:
+        """An image of this engine FROM this environment's image, one layer per RUN step (cached by content)."""
+        return ensure_derived(self.client, self.image, steps, repository)
+
+    def run_in_scratch_container(self, image: str, argv: list[str], *, timeout: float = 600) -> str:
+        """argv's output in a fresh container of `image` (no network; a fresh volume at /data on `volume`)."""
+        labels = naming.docker_labels(self.run_label)
+        volume = self.client.volumes.create(labels=labels) if self.spec.storage == "volume" else None
+        container = self.client.containers.create(
+            image,
+            command=argv,
+            labels=labels,
+            network_mode="none",
+            cpuset_cpus=",".join(map(str, self.layout.sut_cpus)),
+            volumes={volume.name: {"bind": DATA_DIR, "mode": "rw"}} if volume else {},
+        )
+        try:
+            container.start()
+            status = container.wait(timeout=timeout)
+            output = container.logs().decode(errors="replace")
+            if status.get("StatusCode") != 0:
+                raise CommandFailed(self.label, argv[:2] + ["…"], status.get("StatusCode"), output)
+            return output
+        finally:
+            container.remove(force=True)
+            if volume is not None:
+                volume.remove(force=True)
 
     # -- where things are ------------------------------------------------------------------
     def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:
