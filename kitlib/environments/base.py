@@ -15,7 +15,7 @@ from typing import Any
 
 from kitlib.errors import CommandFailed, EnvironmentUnavailable
 from kitlib.host.lifecycle import StartStop
-from kitlib.procs import loggable
+from kitlib.procs import loggable, pinned
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,8 @@ class Environment(StartStop, abc.ABC):
     """Where the system under test runs: `native`, `docker-*`, a VM, …"""
 
     kind: str = "abstract"
+    transport = None  # how commands reach it behind a shell (`remote.Transport`), unless `execute` is its own
+    address: str | None = None  # its own address where it has one (a remote host, a VM guest, a system container)
 
     def __init__(self, spec: EnvSpec, layout: Layout, *, run_label: str):
         self.spec = spec
@@ -113,7 +115,7 @@ class Environment(StartStop, abc.ABC):
         """Run a command to completion inside the environment, bounded by `timeout` seconds."""
         argv = list(argv)
         started = time.monotonic()
-        returncode, output = self._execute(argv, timeout=timeout, cpus=cpus)
+        returncode, output = self.execute(argv, timeout=timeout, cpus=cpus)
         seconds = time.monotonic() - started
         result = CommandResult(argv, returncode, output, seconds, self.label)
         self.commands.append(
@@ -123,15 +125,16 @@ class Environment(StartStop, abc.ABC):
             raise CommandFailed(self.label, argv, None, output)
         return result.check() if check else result
 
-    @abc.abstractmethod
-    def _execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
-        """Run argv; return (returncode or None on timeout, combined output)."""
+    def execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
+        """Run argv; return (returncode or None on timeout, combined output), neither logged nor checked:
+        workloads call `run`; public so an environment built on another (Docker in a VM) runs through it."""
+        return self.transport.execute(argv, timeout=timeout, cpus=cpus)
 
     def start_service(
         self, name: str, argv: Sequence[str], *, ready_port: int | None = None, ready_timeout: float = 30.0
     ) -> Service:
         """Start a server in the background, pinned to the SUT CPUs, and wait until its port answers."""
-        service = self._spawn(name, list(argv))
+        service = self.spawn(name, list(argv))
         self._services.append(service)
         self.commands.append({"where": self.label, "argv": loggable(argv), "service": name})
         if ready_port is not None:
@@ -143,8 +146,13 @@ class Environment(StartStop, abc.ABC):
         self._services.append(service)
         return service
 
-    @abc.abstractmethod
-    def _spawn(self, name: str, argv: list[str]) -> Service: ...
+    def spawn(self, name: str, argv: list[str]) -> Service:
+        """Start argv in the background, neither logged nor held (workloads call `start_service`)."""
+        return self.transport.spawn(name, argv)
+
+    def _pin(self, argv: list[str], cpus: Sequence[int] | None) -> list[str]:
+        """argv pinned to `cpus` (the system under test's by default) where CPUs are numbered as here."""
+        return pinned(argv, self.layout.sut_cpus if cpus is None else cpus)
 
     def wait_for_port(self, port: int, timeout: float, service: Service | None = None) -> None:
         """Poll from inside the environment until something listens on `port`."""
@@ -158,7 +166,7 @@ class Environment(StartStop, abc.ABC):
                     f"{self.label}: service {service.name} exited before port {port} answered"
                     + (f"; its last words:\n{tail}" if tail else "")
                 )
-            returncode, _ = self._execute(probe, timeout=5, cpus=None)
+            returncode, _ = self.execute(probe, timeout=5, cpus=None)
             if returncode == 0:
                 return
             time.sleep(0.2)
@@ -171,14 +179,14 @@ class Environment(StartStop, abc.ABC):
         return None
 
     # -- where things are ------------------------------------------------------------------
-    @abc.abstractmethod
     def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:
         """The (address, port) a client on the peer uses to reach `port` served in here."""
+        return self.address, port
 
     @property
-    @abc.abstractmethod
     def data_dir(self) -> str:
         """A directory on the storage under test (volume, overlay, host filesystem, VM disk)."""
+        return self.transport.data_dir
 
     def describe(self) -> dict[str, Any]:
         """Facts for provenance: label, kind, options, engine versions."""

@@ -11,9 +11,10 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from kitlib import naming
+from kitlib import naming, numa
 from kitlib.environments.base import Environment, Layout, Service
-from kitlib.errors import EnvironmentUnavailable
+from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.image import ensure_derived
 from kitlib.ports import free_ports
 
 DATA_DIR = "/data"
@@ -126,7 +127,7 @@ class DockerEnvironment(Environment):
             self.volume = self.client.volumes.create(name=f"{name}-data", labels=labels)
             kwargs["volumes"] = {self.volume.name: {"bind": DATA_DIR, "mode": "rw"}}
         self.container = self.client.containers.run(self.image, **kwargs)
-        self._execute(["mkdir", "-p", DATA_DIR], timeout=30, cpus=None)
+        self.execute(["mkdir", "-p", DATA_DIR], timeout=30, cpus=None)
 
     def _cgroup_options(self) -> dict[str, Any]:
         options = self.spec.options
@@ -142,8 +143,6 @@ class DockerEnvironment(Environment):
         if "mem" in options:
             kwargs["mem_limit"] = options["mem"]
         if "numa" in options:
-            from kitlib import numa
-
             kwargs["cpuset_cpus"] = numa.require_node(self.label, options["numa"])
             kwargs["cpuset_mems"] = str(options["numa"])
         return kwargs
@@ -180,7 +179,7 @@ class DockerEnvironment(Environment):
             self.volume = None
 
     # -- running things --------------------------------------------------------------------
-    def _execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
+    def execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
         if self.container is None:
             raise EnvironmentUnavailable(f"{self.label}: container is not running")
         bounded = ["timeout", "--kill-after=5", f"{timeout:.0f}", *argv]
@@ -190,11 +189,39 @@ class DockerEnvironment(Environment):
         output = (result.output or b"").decode(errors="replace")
         return (None if result.exit_code in (124, 137) else result.exit_code), output
 
-    def _spawn(self, name: str, argv: list[str]) -> Service:
+    def spawn(self, name: str, argv: list[str]) -> Service:
         pidfile = f"/run/kit-{name}.pid"
         script = f"echo $$ > {pidfile}; exec {shlex.join(argv)} > /tmp/kit-{name}.log 2>&1"
         self.container.exec_run(["sh", "-c", script], detach=True)
         return ContainerService(name, self.container, pidfile)
+
+    def derived_image(self, steps: list[str], repository: str) -> str:
+        """An image of this engine FROM this environment's image, one layer per RUN step (cached by content)."""
+        return ensure_derived(self.client, self.image, steps, repository)
+
+    def run_in_scratch_container(self, image: str, argv: list[str], *, timeout: float = 600) -> str:
+        """argv's output in a fresh container of `image` (no network; a fresh volume at /data on `volume`)."""
+        labels = naming.docker_labels(self.run_label)
+        volume = self.client.volumes.create(labels=labels) if self.spec.storage == "volume" else None
+        container = self.client.containers.create(
+            image,
+            command=argv,
+            labels=labels,
+            network_mode="none",
+            cpuset_cpus=",".join(map(str, self.layout.sut_cpus)),
+            volumes={volume.name: {"bind": DATA_DIR, "mode": "rw"}} if volume else {},
+        )
+        try:
+            container.start()
+            status = container.wait(timeout=timeout)
+            output = container.logs().decode(errors="replace")
+            if status.get("StatusCode") != 0:
+                raise CommandFailed(self.label, argv[:2] + ["…"], status.get("StatusCode"), output)
+            return output
+        finally:
+            container.remove(force=True)
+            if volume is not None:
+                volume.remove(force=True)
 
     # -- where things are ------------------------------------------------------------------
     def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:

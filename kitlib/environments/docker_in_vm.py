@@ -112,7 +112,7 @@ class DockerInVmEnvironment(Environment):
             probe.bind(("127.0.0.1", 0))
             local_port = probe.getsockname()[1]
         self._tunnel.enter_context(
-            self.vm.connection.forward_local(
+            self.vm.transport.connection.forward_local(
                 local_port, remote_port=ENGINE_PORT, remote_host="127.0.0.1", local_host="127.0.0.1"
             )
         )
@@ -142,13 +142,13 @@ class DockerInVmEnvironment(Environment):
             self._workdir = None
 
     # -- running things: the container inside the guest ------------------------------------------
-    def _execute(self, argv, *, timeout, cpus):
+    def execute(self, argv, *, timeout, cpus):
         if self.inner is None:
             raise EnvironmentUnavailable(f"{self.label}: not started")
-        return self.inner._execute(argv, timeout=timeout, cpus=None)
+        return self.inner.execute(argv, timeout=timeout, cpus=None)
 
-    def _spawn(self, name: str, argv: list[str]) -> Service:
-        return self.inner._spawn(name, argv)
+    def spawn(self, name: str, argv: list[str]) -> Service:
+        return self.inner.spawn(name, argv)
 
     # -- where things are ------------------------------------------------------------------
     def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:

@@ -15,17 +15,17 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from kitlib import naming, paths
+from kitlib.environments.base import Environment
 from kitlib.environments.docker import docker_client
-from kitlib.environments.remote import RemoteNativeEnvironment
+from kitlib.environments.remote import Transport
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands, links
 from kitlib.host.forwarding import ForwardRules
-from kitlib.procs import pinned, run_bounded
+from kitlib.procs import run_bounded
 from kitlib.vm.guest_image import ensure_system_tree
 
 READY_TIMEOUT_S = 90.0
@@ -38,11 +38,11 @@ SHARED_DIR = "/var/tmp/kit"
 ATTACH_NEVER_STARTED = "Failed to rexec as memfd"
 
 
-class LxcEnvironment(RemoteNativeEnvironment):
+class LxcEnvironment(Environment):
     kind = "lxc"
 
     def __init__(self, *args: Any, image: str, client=None, **kwargs: Any):
-        super().__init__(*args, host="root@0.0.0.0", **kwargs)
+        super().__init__(*args, **kwargs)
         self.image = image
         self.client = client
         self.tree = None
@@ -52,6 +52,7 @@ class LxcEnvironment(RemoteNativeEnvironment):
         self.rules = None
         self.started = False
         self.start_to_ready_s: float | None = None
+        self.transport = Transport(self._attach, self._pin, SHARED_DIR)
 
     @property
     def lxcpath(self) -> str:
@@ -86,7 +87,6 @@ class LxcEnvironment(RemoteNativeEnvironment):
         self.rules.start()
         self._wait_until_booted()
         self.start_to_ready_s = round(time.monotonic() - began, 3)
-        self.workdir = SHARED_DIR
 
     def _config(self, gateway: str) -> str:
         cpus = self.spec.options.get("cpus") or ",".join(map(str, self.layout.sut_cpus))
@@ -117,7 +117,7 @@ class LxcEnvironment(RemoteNativeEnvironment):
         deadline = time.monotonic() + READY_TIMEOUT_S
         state = "not answering"
         while time.monotonic() < deadline:
-            code, output = self._execute(["systemctl", "is-system-running"], timeout=10, cpus=[])
+            code, output = self.execute(["systemctl", "is-system-running"], timeout=10, cpus=[])
             state = output.strip().splitlines()[-1] if output.strip() else state
             if state in ("running", "degraded"):
                 return
@@ -147,33 +147,22 @@ class LxcEnvironment(RemoteNativeEnvironment):
             self.local_dir = None
 
     # -- running things --------------------------------------------------------------------
-    def _execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
+    def _attach(self, argv: list[str], timeout: float) -> tuple[int | None, str]:
         variables = [arg for item in (self.tree.env if self.tree else []) for arg in ("-v", item)]
         command = ["lxc-attach", "-P", self.lxcpath, "-n", self.name, "--clear-env", *variables, "--"]
-        command += ["timeout", "--kill-after=5", f"{timeout:.0f}", *self._pin(argv, cpus)]
+        command += ["timeout", "--kill-after=5", f"{timeout:.0f}", *argv]
         code, output = run_bounded(command, timeout=timeout + 30)
         if code is not None and code < 0 and ATTACH_NEVER_STARTED in output:  # the command never ran: once more
             code, output = run_bounded(command, timeout=timeout + 30)
         return (None if code in (124, 137) else code), output
 
-    def _pin(self, argv: list[str], cpus: Sequence[int] | None) -> list[str]:
-        """LXC keeps the host's CPU numbers, so the system under test's CPUs pin as they are."""
-        return pinned(argv, self.layout.sut_cpus if cpus is None else cpus)
-
     # -- where things are ------------------------------------------------------------------
-    @property
-    def data_dir(self) -> str:
-        return f"{SHARED_DIR}/data"
-
     def describe(self) -> dict[str, Any]:
         version = commands.run(["lxc-start", "--version"], timeout=10).output.strip()
         info = {
-            "label": self.label,
-            "kind": self.kind,
+            **super().describe(),
             "network": "veth (LXC router mode), reached through the host's forwarding path",
             "storage": "root: overlay on the unpacked image; data: a host directory bind-mounted in",
-            "options": dict(self.spec.options),
-            "sut_cpus": list(self.layout.sut_cpus),
             "lxc_version": version,
             "init": "systemd",
             "image": self.image,
@@ -183,7 +172,7 @@ class LxcEnvironment(RemoteNativeEnvironment):
             "start_to_ready_s": self.start_to_ready_s,
         }
         if self.local_dir is not None:
-            info["kernel"] = self._execute(["uname", "-r"], timeout=30, cpus=[])[1].strip()
+            info["kernel"] = self.execute(["uname", "-r"], timeout=30, cpus=[])[1].strip()
         return info
 
 

@@ -55,10 +55,10 @@ class NativeEnvironment(Environment):
             shutil.rmtree(self._workdir, ignore_errors=True)
             self._workdir = None
 
-    def _execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
+    def execute(self, argv: list[str], *, timeout: float, cpus: Sequence[int] | None) -> tuple[int | None, str]:
         return run_bounded(pinned(argv, cpus if cpus is not None else self.layout.sut_cpus), timeout=timeout)
 
-    def _spawn(self, name: str, argv: list[str]) -> Service:
+    def spawn(self, name: str, argv: list[str]) -> Service:
         assert self._workdir is not None, "start() first"
         log_path = self._workdir / f"{name}.log"
         with open(log_path, "wb") as log:

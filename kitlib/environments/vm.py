@@ -9,6 +9,7 @@ forwarding rules, the disk copy and the keys, also after a failed boot or Ctrl-C
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -20,9 +21,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kitlib import paths, ssh
+from kitlib import numa, paths
+from kitlib.environments.base import Environment
 from kitlib.environments.docker import docker_client
-from kitlib.environments.remote import RemoteNativeEnvironment
+from kitlib.environments.remote import SshTransport
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands
 from kitlib.procs import kill_group
@@ -36,7 +38,7 @@ BOOT_TIMEOUT_S = {"kvm": 180.0, "tcg": 420.0}
 DEFAULT_MEMORY_MIB = 4096
 
 
-class VmEnvironment(RemoteNativeEnvironment):
+class VmEnvironment(Environment):
     kind = "vm"
 
     def __init__(
@@ -50,7 +52,7 @@ class VmEnvironment(RemoteNativeEnvironment):
         accel: str | None = None,
         **kwargs: Any,
     ):
-        super().__init__(*args, host="root@0.0.0.0", **kwargs)
+        super().__init__(*args, **kwargs)
         self.image = image
         self.client = client
         self.memory_mib = memory_mib
@@ -84,8 +86,6 @@ class VmEnvironment(RemoteNativeEnvironment):
         if os.geteuid() != 0:
             raise EnvironmentUnavailable(f"{self.label}: needs root (a tap device for the guest's NIC)")
         if "numa" in self.spec.options:
-            from kitlib import numa
-
             numa.require_node(self.label, self.spec.options["numa"])
         if self.client is None:
             self.client = docker_client()
@@ -100,18 +100,15 @@ class VmEnvironment(RemoteNativeEnvironment):
         self.network = TapNetwork(self.run_label)
         self.network.start()
         self.config = self._configure()
-        seed_started = time.monotonic()
         self._make_disk()
         self._make_seed()
         self._boot()
         self.address = self.network.addresses.guest_address
-        self.host = f"root@{self.address}"
-        self.key_filename = str(self.local_dir / "id_ed25519")
-        self.known_hosts = str(self.local_dir / "known_hosts")
+        key, known_hosts = str(self.local_dir / "id_ed25519"), str(self.local_dir / "known_hosts")
+        self.transport = SshTransport(f"root@{self.address}", self._pin, key_filename=key, known_hosts=known_hosts)
         self._wait_for_ssh()
         self.boot_to_ready_s = round(time.monotonic() - self._booted_at, 3)
-        self.prepare_seconds = round(self._booted_at - seed_started, 3)
-        super().start()
+        self.transport.connect(self.run_label)
 
     def _configure(self):
         vcpus = max(1, len(self.layout.sut_cpus))
@@ -150,23 +147,8 @@ class VmEnvironment(RemoteNativeEnvironment):
     def _make_seed(self) -> None:
         seed = self.local_dir / "seed"
         seed.mkdir()
-        commands.checked(
-            [
-                "ssh-keygen",
-                "-q",
-                "-t",
-                "ed25519",
-                "-N",
-                "",
-                "-C",
-                self.run_label,
-                "-f",
-                str(self.local_dir / "id_ed25519"),
-            ]
-        )
-        commands.checked(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "kitvm", "-f", str(seed / "ssh_host_ed25519_key")]
-        )
+        for comment, key in ((self.run_label, self.local_dir / "id_ed25519"), ("kitvm", seed / "ssh_host_ed25519_key")):
+            commands.checked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(key)])
         shutil.copy(self.local_dir / "id_ed25519.pub", seed / "authorized_keys")
         addresses = self.network.addresses
         (seed / "network").write_text(
@@ -180,11 +162,8 @@ class VmEnvironment(RemoteNativeEnvironment):
 
     def _boot(self) -> None:
         argv = command_line(self.config)
-        if "numa" in self.spec.options:
-            from kitlib import numa
-
+        if "numa" in self.spec.options:  # the node was checked in `start`
             node = self.spec.options["numa"]
-            numa.require_node(self.label, node)
             argv = ["numactl", f"--cpunodebind={node}", f"--membind={node}", *argv]
         self.commands.append({"where": f"host:{self.label}", "argv": argv})
         log = open(self.local_dir / "qemu.log", "wb")  # noqa: SIM115 - closed with the process
@@ -212,9 +191,7 @@ class VmEnvironment(RemoteNativeEnvironment):
                 )
             if _port_open(self.address, 22):
                 try:
-                    ssh.connect(
-                        self.host, key_filename=self.key_filename, known_hosts=self.known_hosts, timeout=10
-                    ).close()
+                    self.transport.open(timeout=10).close()
                     return
                 except EnvironmentUnavailable as exc:
                     last_error = str(exc)
@@ -234,11 +211,10 @@ class VmEnvironment(RemoteNativeEnvironment):
         return "\n".join(lines) or "no output from QEMU or the guest console"
 
     def _teardown(self) -> None:
-        if self.connection is not None:
-            try:
-                super()._teardown()
-            except Exception:  # the guest is going away anyway
-                self.connection = None
+        if self.transport is not None:
+            with contextlib.suppress(Exception):  # the guest is going away anyway
+                self.transport.close()
+            self.transport = None
         if self.process is not None:
             self._quit()
             self.process = None
@@ -251,8 +227,6 @@ class VmEnvironment(RemoteNativeEnvironment):
 
     def _quit(self) -> None:
         """Ask QEMU to quit over QMP; signal its process group if it does not within a few seconds."""
-        from kitlib.vm.qemu import Qmp
-
         if self.process.poll() is None:
             try:
                 Qmp(self.config.qmp_socket, timeout=3).command("quit")
@@ -273,14 +247,9 @@ class VmEnvironment(RemoteNativeEnvironment):
         return [*env, "taskset", "-c", ",".join(map(str, vcpus)), *argv]
 
     # -- where things are ------------------------------------------------------------------
-    def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:
-        return self.address, port
-
     def describe(self) -> dict[str, Any]:
-        info = super().describe()
-        info.pop("remote_host", None)
+        info = {**super().describe(), "address": self.address, **(self.transport.facts() if self.transport else {})}
         info.update(
-            kind="vm",
             accel=self.accel,
             hypervisor="KVM" if self.accel == "kvm" else "none: QEMU software emulation (TCG)",
             qemu_version=qemu_version(),

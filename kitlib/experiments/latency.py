@@ -22,12 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kitlib import naming, services
+from kitlib import services
 from kitlib.environments.base import Environment
 from kitlib.environments.labels import parse_label
-from kitlib.errors import CommandFailed
 from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
-from kitlib.image import ensure_derived
 from kitlib.peer import Peer
 from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
 
@@ -183,29 +181,6 @@ class ImageLayerWorkload(Workload):
 
     tool = "kit-fileops"
 
-    def _once(self, env: Environment, image: str, command: list[str]) -> str:
-        labels = naming.docker_labels(env.run_label)
-        volume = env.client.volumes.create(labels=labels) if env.spec.storage == "volume" else None
-        container = env.client.containers.create(
-            image,
-            command=command,
-            labels=labels,
-            network_mode="none",
-            cpuset_cpus=",".join(map(str, env.layout.sut_cpus)),
-            volumes={volume.name: {"bind": "/data", "mode": "rw"}} if volume else {},
-        )
-        try:
-            container.start()
-            status = container.wait(timeout=600)
-            output = container.logs().decode(errors="replace")
-            if status.get("StatusCode") != 0:
-                raise CommandFailed(env.label, command[:2] + ["…"], status.get("StatusCode"), output)
-            return output
-        finally:
-            container.remove(force=True)
-            if volume is not None:
-                volume.remove(force=True)
-
 
 class CopyUpWorkload(ImageLayerWorkload):
     """The first write to an existing file of the image (overlay copies it up) vs the same file on a volume."""
@@ -227,7 +202,7 @@ class CopyUpWorkload(ImageLayerWorkload):
         make = "mkdir -p /opt/copyup && cd /opt/copyup && " + " && ".join(
             f"head -c {size}M /dev/urandom > f{size}" for size in sizes
         )
-        self.image = ensure_derived(env.client, env.image, [make], "kitlib/copyup")
+        self.image = env.derived_image([make], "kitlib/copyup")
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         target = f"/opt/copyup/f{point['size_mb']}"
@@ -236,7 +211,7 @@ class CopyUpWorkload(ImageLayerWorkload):
         else:  # the same file copied onto the volume first: a first write with no copy-up
             copy = ["sh", "-c", f'cp {target} /data/ && sync && exec "$@"', "sh"]
             command = copy + services.command("fileops", "copyup", f"/data/f{point['size_mb']}")
-        return RawResult(outputs={"fileops": self._once(env, self.image, command)})
+        return RawResult(outputs={"fileops": env.run_in_scratch_container(self.image, command)})
 
 
 class LayerWalkWorkload(ImageLayerWorkload):
@@ -262,11 +237,11 @@ class LayerWalkWorkload(ImageLayerWorkload):
             " done"
         )
         for k in p.layers:
-            self.images[k] = ensure_derived(env.client, env.image, [tree] * k, "kitlib/layers")
+            self.images[k] = env.derived_image([tree] * k, "kitlib/layers")
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         command = services.command("fileops", "walk", "/home/tree", self.params.walks)
-        return RawResult(outputs={"fileops": self._once(env, self.images[point["layers"]], command)})
+        return RawResult(outputs={"fileops": env.run_in_scratch_container(self.images[point["layers"]], command)})
 
     def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
         return {**point, "tree_files": self.params.tree_files, "tree_file_kb": self.params.tree_file_kb}
