@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     try:
-        with signals.stop_on_signals():
+        with signals.stop_on_signals(until_exit=True):
             return args.func(args) or 0
     except KitError as exc:
         print(f"kit: {exc}", file=sys.stderr)

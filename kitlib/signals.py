@@ -57,10 +57,12 @@ def stopping() -> bool:
 
 
 @contextlib.contextmanager
-def stop_on_signals() -> Iterator[None]:
+def stop_on_signals(until_exit: bool = False) -> Iterator[None]:
     """Inside this block SIGINT, SIGTERM and SIGHUP raise RunStopped once, then are ignored until the
     block is left. Nested blocks share the outermost one's handlers; outside the main thread (where
-    Python cannot set handlers) it does nothing."""
+    Python cannot set handlers) it does nothing. `until_exit` (a command about to exit, not a kernel
+    that goes on): once stopped, further signals stay ignored after the block too, so a late one
+    cannot end the process before it reports the first signal's exit code."""
     global _depth, _received
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -79,7 +81,7 @@ def stop_on_signals() -> Iterator[None]:
         yield
     finally:
         _depth -= 1
-        if _depth == 0:
+        if _depth == 0 and not (until_exit and _received is not None):
             for sig, handler in previous.items():
                 signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
             _received = None

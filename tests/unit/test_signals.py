@@ -95,3 +95,35 @@ def test_a_second_process_cannot_take_a_run_folders_lock(tmp_path):
         holder.wait(timeout=30)
     with RunStore(tmp_path).locked():  # the kernel released the lock of the killed holder
         pass
+
+
+AFTER_THE_BLOCK = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from kitlib import signals
+    try:
+        with signals.stop_on_signals(until_exit=True):
+            print("ready", flush=True)
+            time.sleep(60)
+    except KeyboardInterrupt as exc:
+        os.kill(os.getpid(), signal.SIGHUP)  # arrives after the block, before the exit code is reported
+        time.sleep(0.2)
+        print(signals.stopped_message(exc), flush=True)
+        sys.exit(signals.exit_code(exc))
+    """
+)
+
+
+def test_a_command_keeps_the_first_signals_exit_code_when_another_comes_after_clean_up():
+    proc = subprocess.Popen(
+        [sys.executable, "-c", AFTER_THE_BLOCK],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=default_dispositions,
+    )
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGTERM)
+    output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 128 + signal.SIGTERM, output
+    assert "stopped by SIGTERM" in output, output
