@@ -32,9 +32,9 @@ PROGRAM = textwrap.dedent(
 )
 
 
-def _start(preexec=default_dispositions) -> subprocess.Popen:
+def _start(preexec=default_dispositions, program: str = PROGRAM) -> subprocess.Popen:
     proc = subprocess.Popen(
-        [sys.executable, "-c", PROGRAM],
+        [sys.executable, "-c", program],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -115,14 +115,7 @@ AFTER_THE_BLOCK = textwrap.dedent(
 
 
 def test_a_command_keeps_the_first_signals_exit_code_when_another_comes_after_clean_up():
-    proc = subprocess.Popen(
-        [sys.executable, "-c", AFTER_THE_BLOCK],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=default_dispositions,
-    )
-    assert proc.stdout.readline().strip() == "ready"
+    proc = _start(program=AFTER_THE_BLOCK)
     proc.send_signal(signal.SIGTERM)
     output, _ = proc.communicate(timeout=30)
     assert proc.returncode == 128 + signal.SIGTERM, output
