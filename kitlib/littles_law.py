@@ -31,13 +31,15 @@ def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
         part = schema.headline_rows(part)
         declared_columns = (declared.sweep, *declared.series, loop.outstanding)
         point = [c for c in declared_columns if c and c in part.columns and part[c].notna().any()]
+        if loop.outstanding and loop.outstanding not in point:
+            continue  # records that do not say how many requests were in flight cannot be checked
         keys = ["experiment", "workload", "env", "run_id", "repetition", *dict.fromkeys(point)]
         x = part[part["metric"] == loop.throughput].set_index(keys)["value"].rename("X")
         r = part[part["metric"] == loop.latency].set_index(keys)
         r_seconds = (r["value"] * r["unit"].map(_SECONDS)).rename("R_seconds")
         joined = pd.concat([x, r_seconds], axis=1, join="inner").reset_index()
         for _, row in joined.iterrows():
-            n = float(row[loop.outstanding]) if loop.outstanding in row.index else 1.0
+            n = float(row[loop.outstanding]) if loop.outstanding else 1.0
             xr = row["X"] * row["R_seconds"]
             error = (xr - n) / n
             rows.append(
