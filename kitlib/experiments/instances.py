@@ -52,3 +52,15 @@ class ScaledOutWorkload(Workload):
         #: the environment each instance runs in: its own container on Docker labels, else the one
         self.homes: list[Environment] = []
         self.containers = 0
+
+
+def at_once(jobs: Sequence[str], reports: Sequence[str]) -> str:
+    """Shell: every job in the background at the same moment, one wall clock around all of them; when
+    all have ended, each report (a section line and the job's output, kept under `$d`), then the wall
+    time after `== elapsed` (`parsers.bundle` reads it)."""
+    lines = ["set -u", "d=$(mktemp -d)", "trap 'rm -rf $d' EXIT", "pids=", "start=$(date +%s.%N)"]
+    for job in jobs:
+        lines += [f"{job} &", 'pids="$pids $!"']
+    lines += ["wait $pids", "end=$(date +%s.%N)", *reports]
+    lines.append('echo "== elapsed $(awk -v a=$start -v b=$end \'BEGIN { printf "%.6f", b - a }\')"')
+    return "\n".join(lines)

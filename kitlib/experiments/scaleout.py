@@ -221,21 +221,13 @@ def load_script(loaders: int, host: str, port: int, requests: int, p: ScaleoutPa
     gets = max(1, round(requests * GET_SHARE))
     sets = max(1, requests - gets)
     base = f"redis-benchmark -h {host} -p {port} -c {p.clients} -P {p.pipeline} -r {p.keyspace} --csv"
-    value = "v" * p.value_size
-    lines = ["d=$(mktemp -d)", "pids=", "start=$(date +%s.%N)"]
-    for i in range(loaders):
-        lines.append(
-            f"( {base} -n {gets} GET __rand_int__ > $d/{i}.get 2>&1; "
-            f"{base} -n {sets} SET __rand_int__ {value} > $d/{i}.set 2>&1 ) &"
-        )
-        lines.append('pids="$pids $!"')
-    lines += ["wait $pids", "end=$(date +%s.%N)"]
-    for i in range(loaders):
-        lines.append(
-            f"echo '== loader {i} GET {gets}'; cat $d/{i}.get; echo '== loader {i} SET {sets}'; cat $d/{i}.set"
-        )
-    lines += ['echo "== elapsed $(awk -v a=$start -v b=$end \'BEGIN { printf "%.6f", b - a }\')"', "rm -rf $d"]
-    return "\n".join(lines)
+    get, put = f"{base} -n {gets} GET __rand_int__", f"{base} -n {sets} SET __rand_int__ {'v' * p.value_size}"
+    jobs = [f"( {get} > $d/{i}.get 2>&1; {put} > $d/{i}.set 2>&1 )" for i in range(loaders)]
+    reports = [
+        f"echo '== loader {i} GET {gets}'; cat $d/{i}.get; echo '== loader {i} SET {sets}'; cat $d/{i}.set"
+        for i in range(loaders)
+    ]
+    return instances.at_once(jobs, reports)
 
 
 def proxy_config(proxy: str, port: int, targets: list[tuple[str, int]]) -> str:

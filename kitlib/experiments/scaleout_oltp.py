@@ -136,15 +136,9 @@ class ScaleoutOltpWorkload(instances.ScaledOutWorkload):
 
 
 def bundle_script(clients: list[list[str]]) -> str:
-    """Bash: every client at once, each into its own file; when all have ended, each output after
-    `== instance i` and the bundle's wall time after `== elapsed` (the parser's format)."""
-    lines = ["set -u", "d=$(mktemp -d)", "trap 'rm -rf $d' EXIT", "pids=", "start=$(date +%s.%N)"]
-    for i, argv in enumerate(clients):
-        lines += [f"{shlex.join(argv)} > $d/{i} 2>&1 &", 'pids="$pids $!"']
-    lines += ["wait $pids", "end=$(date +%s.%N)"]
-    lines += [f"echo '== instance {i}'; cat $d/{i}" for i in range(len(clients))]
-    lines.append('echo "== elapsed $(awk -v a=$start -v b=$end \'BEGIN { printf "%.6f", b - a }\')"')
-    return "\n".join(lines)
+    """Bash: every client at once, each into its own file, reported after `== instance i` (the parser's format)."""
+    jobs = [f"{shlex.join(argv)} > $d/{i} 2>&1" for i, argv in enumerate(clients)]
+    return instances.at_once(jobs, [f"echo '== instance {i}'; cat $d/{i}" for i in range(len(clients))])
 
 
 EXPERIMENT = Experiment(

@@ -21,36 +21,21 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
-from kitlib.parsers import redis_benchmark
+from kitlib.parsers import bundle, redis_benchmark
 from kitlib.records import Measurement
 
 TOOL = "kit-scaleout-load"
 _SECTION = re.compile(r"^== loader (\d+) ([A-Z]+) (\d+)\s*$")
-_ELAPSED = re.compile(r"^== elapsed ([0-9.]+)\s*$")
 
 
 def parse(text: str, source: str) -> list[Measurement]:
-    sections: list[tuple[int, str, int, list[str]]] = []
-    elapsed: float | None = None
-    for line in text.splitlines():
-        head, end = _SECTION.match(line), _ELAPSED.match(line)
-        if head:
-            sections.append((int(head[1]), head[2], int(head[3]), []))
-        elif end:
-            elapsed = float(end[1])
-        elif sections:
-            sections[-1][3].append(line)
-    if not sections:
-        raise ParseError(TOOL, source, "no '== loader' section (the load script did not run?)")
-    if elapsed is None:
-        raise ParseError(TOOL, source, "no '== elapsed' line (the load script was cut short?)")
-    if elapsed <= 0:
-        raise ParseError(TOOL, source, f"elapsed time {elapsed} s is not positive")
+    sections, elapsed = bundle.split(text, source, TOOL, _SECTION, "== loader")
     requests = 0
     weighted_latency = 0.0
     loaders: set[int] = set()
-    for loader, op, count, lines in sections:
-        found = redis_benchmark.parse("\n".join(lines), f"{source} (loader {loader} {op})")
+    for head, output in sections:
+        loader, op, count = int(head[1]), head[2], int(head[3])
+        found = redis_benchmark.parse(output, f"{source} (loader {loader} {op})")
         mean = next((m.value for m in found if m.metric == "latency_mean"), None)
         if mean is None:
             raise ParseError(TOOL, source, f"loader {loader} {op}: no mean latency")

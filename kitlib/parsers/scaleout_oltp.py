@@ -22,34 +22,20 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
-from kitlib.parsers import sysbench
+from kitlib.parsers import bundle, sysbench
 from kitlib.records import Measurement
 
 TOOL = "kit-scaleout-oltp"
 AGGREGATE = "all"
 _SECTION = re.compile(r"^== instance (\d+)\s*$")
-_ELAPSED = re.compile(r"^== elapsed ([0-9.]+)\s*$")
 
 
 def _sections(text: str, source: str) -> tuple[dict[int, str], float]:
+    found, elapsed = bundle.split(text, source, TOOL, _SECTION, "== instance")
     sections: dict[int, list[str]] = {}
-    current: list[str] | None = None
-    elapsed: float | None = None
-    for line in text.splitlines():
-        head, end = _SECTION.match(line), _ELAPSED.match(line)
-        if head:
-            current = sections.setdefault(int(head[1]), [])
-        elif end:
-            elapsed, current = float(end[1]), None
-        elif current is not None:
-            current.append(line)
-    if not sections:
-        raise ParseError(TOOL, source, "no '== instance' section (the load script did not run?)")
-    if elapsed is None:
-        raise ParseError(TOOL, source, "no '== elapsed' line (the load script was cut short?)")
-    if elapsed <= 0:
-        raise ParseError(TOOL, source, f"elapsed time {elapsed} s is not positive")
-    return {i: "\n".join(lines) for i, lines in sorted(sections.items())}, elapsed
+    for head, output in found:
+        sections.setdefault(int(head[1]), []).append(output)
+    return {i: "\n".join(parts) for i, parts in sorted(sections.items())}, elapsed
 
 
 def parse(text: str, source: str) -> list[Measurement]:
