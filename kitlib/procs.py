@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -89,19 +90,22 @@ def run_bounded_apart(argv: Sequence[str], *, timeout: float, merge: bool = Fals
 
 
 def kill_group(proc: subprocess.Popen, grace: float = 3.0) -> None:
-    """SIGTERM the process group, then SIGKILL it if it is still there after `grace` seconds."""
-    if proc.poll() is not None:
-        return
+    """SIGTERM the process group, then SIGKILL what is still there after `grace` seconds. The group, not
+    only its leader: a process the leader left behind (a server put in the background) would otherwise
+    outlive it, holding the output pipe a caller waits on."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             return
-        try:
-            proc.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            proc.poll()  # a reaped leader no longer counts as a member of its group
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
 
 
 def pinned(argv: Sequence[str], cpus: Sequence[int] | None) -> list[str]:
