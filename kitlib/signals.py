@@ -61,8 +61,9 @@ def stop_on_signals(until_exit: bool = False) -> Iterator[None]:
     """Inside this block SIGINT, SIGTERM and SIGHUP raise RunStopped once, then are ignored until the
     block is left. Nested blocks share the outermost one's handlers; outside the main thread (where
     Python cannot set handlers) it does nothing. `until_exit` (a command about to exit, not a kernel
-    that goes on): once stopped, further signals stay ignored after the block too, so a late one
-    cannot end the process before it reports the first signal's exit code."""
+    that goes on): once stopped, the signals are left ignored (SIG_IGN, which the interpreter keeps
+    while it shuts down, unlike a Python handler), so a late one cannot end the process before it
+    exits with the first signal's code."""
     global _depth, _received
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -81,9 +82,11 @@ def stop_on_signals(until_exit: bool = False) -> Iterator[None]:
         yield
     finally:
         _depth -= 1
-        if _depth == 0 and not (until_exit and _received is not None):
+        if _depth == 0:
+            stopped_for_good = until_exit and _received is not None
             for sig, handler in previous.items():
-                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+                restored = handler if handler is not None else signal.SIG_DFL
+                signal.signal(sig, signal.SIG_IGN if stopped_for_good else restored)
             _received = None
 
 
