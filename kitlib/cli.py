@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kitlib import experiments, hostcheck, inventory, parsers, paths, signals
+from kitlib import estimate, experiments, hostcheck, inventory, parsers, paths, signals
 from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
 from kitlib.errors import KitError, PlanError
@@ -102,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     vm = sub.add_parser("vm", help="VM guests: `kit vm prepare` builds the guest disk and tests KVM by a boot")
     vm.add_argument("action", choices=["prepare"])
     vm.set_defaults(func=cmd_vm)
+
+    calibrate = sub.add_parser("calibrate", help="measure this host's rates the time estimates start from")
+    calibrate.set_defaults(func=cmd_calibrate)
 
     reproduce = sub.add_parser("reproduce", help="quick profile of every experiment on every available environment")
     reproduce.add_argument("--profile", default="quick")
@@ -204,6 +207,8 @@ def dry_run(plan) -> int:
     print(
         f"{len(units)} points ({plan.order} order, seed {plan.seed}), {done} already done, {len(units) - done} to run"
     )
+    todo = [unit for unit in units if store.unit_status(unit.key) != "ok"]
+    print(estimate.describe(estimate.estimate(plan, todo), estimate.rates()))
     return 0
 
 
@@ -231,6 +236,15 @@ def cmd_vm(_args: argparse.Namespace) -> int:
     guest, verdict = prepare_guest()
     print(f"guest disk: {guest.disk} (image {guest.image}, kernel {guest.kernel_release})")
     print(f"KVM: {'usable' if verdict.usable else 'not usable'}: {verdict.reason}")
+    return 0
+
+
+def cmd_calibrate(_args: argparse.Namespace) -> int:
+    found = estimate.rates(refresh=True)
+    print(
+        f"Linpack {found.gflops:.2f} GFLOPS, STREAM {found.stream_gbs:.2f} GB/s, RandomAccess {found.gups:.4f} GUP/s, "
+        f"xz -2 {found.xz_mbps:.2f} MB/s ({found.source})"
+    )
     return 0
 
 

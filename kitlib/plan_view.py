@@ -19,7 +19,7 @@ MEANINGS = {
     "period": "--cpu-period (µs)",
     "tree_file_kb": "size of each file in the listed tree (KB)",
     "level": "xz compression level (the paper: 2)",
-    "hpl_memory_fraction": "share of memory HPL's matrix may use (0-1)",
+    "linpack_memory_fraction": "share of memory Linpack's two matrices may use (0-1)",
     "workloads": "which of the experiment's workloads run",
     "warmup_seconds": "unmeasured run before each point (s)",
     "tables": "sysbench tables",

@@ -11,12 +11,18 @@ import sys
 import time
 import traceback
 
-from kitlib import experiments, paths, provenance, timing
+from kitlib import estimate, experiments, paths, provenance, timing
 from kitlib.environments import availability
 from kitlib.notebooks import execute, execute_experiment
+from kitlib.runner import plan_units
+from kitlib.store import RunStore
 
 VM_LABELS_WHEN_KVM = ("kvm", "kvm-tuned")
 ANALYSIS_NOTEBOOKS = ("statistics", "figures", "littles-law", "claims")
+#: what the quick profile promises on a 2-core machine: every experiment here, then the analysis
+PROMISED_MINUTES = {"quick": 30}
+#: the analysis notebooks' share of a reproduce, before they have run here
+ANALYSIS_SECONDS = 120.0
 
 
 def summary_path():
@@ -64,13 +70,18 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
     if skipped:
         print("not offered on this host: " + "; ".join(skipped))
     failures = 0
+    plans = {}
     for name in only or experiments.names():
         experiment = experiments.get(name)
         envs = environments_for(experiment.envs_for(), offered)
         if not envs:
             print(f"{name}: no environment available, skipped")
             continue
-        plan = experiment.plan(environments=envs, profile=profile)
+        plans[name] = experiment.plan(environments=envs, profile=profile)
+    expected = announce(plans, profile)
+    for name, plan in plans.items():
+        experiment = experiments.get(name)
+        envs = list(plan.environments)
         print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.results_root() / name / plan.run_id}", flush=True)
         since, started = provenance.now(), time.monotonic()
         try:
@@ -79,7 +90,7 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
             failures += 1
             print(f"{name}: FAILED\n{traceback.format_exc(limit=2)}")
         tool_s, units = timing.store_tool_time(paths.results_root() / name / plan.run_id, since)
-        steps.append(timing.StepTime(name, time.monotonic() - started, tool_s, units))
+        steps.append(timing.StepTime(name, time.monotonic() - started, tool_s, units, expected.get(name)))
     for name in ANALYSIS_NOTEBOOKS:
         notebook = paths.notebooks_root() / "analysis" / f"{name}.ipynb"
         if not notebook.exists():
@@ -107,6 +118,28 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
         print("\n".join(line for line in summary.read_text().splitlines() if line.startswith("**")))
     report_time(steps, time.monotonic() - begun, summary)
     return 1 if failures else 0
+
+
+def announce(plans: dict, profile: str) -> dict[str, float]:
+    """Print the estimate per experiment (points not yet done) and the total against the profile's
+    promise, before anything runs; return the estimates by experiment."""
+    speed = estimate.rates()
+    expected: dict[str, float] = {}
+    print(f"estimated time per experiment on this host ({speed.source}):")
+    for name, plan in plans.items():
+        store = RunStore(paths.results_root() / name / plan.run_id)
+        todo = [unit for unit in plan_units(plan) if store.unit_status(unit.key) != "ok"]
+        found = estimate.estimate(plan, todo, calibrated=speed)
+        expected[name] = found.total
+        print(f"  {name:<14} {estimate.minutes(found.total):>9}  ({len(todo)} points to measure)")
+    total = sum(expected.values()) + ANALYSIS_SECONDS
+    promise = PROMISED_MINUTES.get(profile)
+    line = f"  total about {estimate.minutes(total)} with the analysis"
+    if promise is not None:
+        verdict = "within" if total <= promise * 60 else "OVER"
+        line += f": {verdict} the {profile} profile's promise of {promise} min"
+    print(line, flush=True)
+    return expected
 
 
 def report_time(steps: list[timing.StepTime], wall_s: float, summary) -> None:

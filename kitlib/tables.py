@@ -14,7 +14,7 @@ TABLE_ONE_ROWS = (
     ("pxz", "throughput", None, None, "PXZ (MB/s)"),
     ("linpack", "gflops", None, None, "Linpack (GFLOPS)"),
     ("stream", "bandwidth", "kernel", "Triad", "STREAM Triad (GB/s)"),
-    ("randomaccess", "gups", "variant", "Star", "RandomAccess (GUPS)"),
+    ("randomaccess", "gups", "variant", "System", "RandomAccess (GUPS)"),
 )
 
 
@@ -26,7 +26,7 @@ def table_one(df: pd.DataFrame) -> pd.DataFrame:
         if column is not None and column in part.columns:
             part = part[part[column] == value]
         if "variant" in part.columns and workload == "stream":
-            part = part[part["variant"] == "Star"]
+            part = part[part["variant"] == "System"]
         if part.empty:
             continue
         native = part.loc[part["env"] == "native", "value"].mean()

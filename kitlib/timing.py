@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-FIELDS = ("step", "wall_s", "tool_s", "harness_s", "harness_over_tool", "units")
+FIELDS = ("step", "wall_s", "tool_s", "harness_s", "harness_over_tool", "units", "estimated_s")
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class StepTime:
     wall_s: float
     tool_s: float = 0.0
     units: int = 0
+    #: what the estimate said before the step ran (None: no estimate)
+    estimated_s: float | None = None
 
     @property
     def harness_s(self) -> float:
@@ -55,7 +57,14 @@ def store_tool_time(run_root: Path, since: str | None = None) -> tuple[float, in
 
 
 def totals(steps: list[StepTime]) -> StepTime:
-    return StepTime("total", sum(s.wall_s for s in steps), sum(s.tool_s for s in steps), sum(s.units for s in steps))
+    estimated = [s.estimated_s for s in steps if s.estimated_s is not None]
+    return StepTime(
+        "total",
+        sum(s.wall_s for s in steps),
+        sum(s.tool_s for s in steps),
+        sum(s.units for s in steps),
+        sum(estimated) if estimated else None,
+    )
 
 
 def _ratio(value: float | None) -> str:
@@ -65,13 +74,14 @@ def _ratio(value: float | None) -> str:
 def table(steps: list[StepTime]) -> str:
     """A Markdown table, one line per step and the total; times in seconds."""
     lines = [
-        "| step | wall (s) | tool (s) | harness (s) | harness ÷ tool | units |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| step | wall (s) | tool (s) | harness (s) | harness ÷ tool | units | estimated (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for s in [*steps, totals(steps)]:
+        estimated = "" if s.estimated_s is None else f"{s.estimated_s:.0f}"
         lines.append(
             f"| {s.step} | {s.wall_s:.0f} | {s.tool_s:.0f} | {s.harness_s:.0f} | {_ratio(s.harness_over_tool)} "
-            f"| {s.units or ''} |"
+            f"| {s.units or ''} | {estimated} |"
         )
     return "\n".join(lines)
 
@@ -91,6 +101,7 @@ def write_csv(steps: list[StepTime], path: Path) -> Path:
                     f"{s.harness_s:.3f}",
                     "" if ratio is None else f"{ratio:.4f}",
                     s.units,
+                    "" if s.estimated_s is None else f"{s.estimated_s:.3f}",
                 ]
             )
     return path

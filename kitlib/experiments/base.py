@@ -13,11 +13,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kitlib import parsers
+from kitlib import estimate, parsers
 from kitlib.environments.base import Environment
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
-from kitlib.image import DEFAULT_BASE, DOCKERFILE
+from kitlib.image import DEFAULT_BASE, inputs_digest
 from kitlib.peer import Peer
 from kitlib.planning import PROFILES, Plan, explain, parse_value
 from kitlib.records import Measurement
@@ -41,7 +41,7 @@ def image_inputs(environments: Sequence[str]) -> str | None:
     if not kinds & {"docker", "vm", "lxc", "docker-in-vm"}:
         return None
 
-    digest = hashlib.sha256((DEFAULT_BASE + "\n" + DOCKERFILE.read_text()).encode()).hexdigest()[:12]
+    digest = hashlib.sha256((DEFAULT_BASE + "\n" + inputs_digest()).encode()).hexdigest()[:12]
     return f"{DEFAULT_BASE}+Dockerfile:{digest}"
 
 
@@ -63,6 +63,10 @@ class Workload(abc.ABC):
     sut_cores: int | None = 1
     #: How many ports the server listens on (published by NAT environments).
     ports_needed: int = 0
+    #: seconds its measuring command may run; a point estimated beyond it is refused when planned
+    command_timeout: float = 3600.0
+    #: the parameter setting a point's size, named when a point is refused as too long (size-bound tools)
+    size_parameter: str | None = None
 
     def __init__(self, params: BaseModel):
         self.params = params
@@ -87,6 +91,11 @@ class Workload(abc.ABC):
         for name, text in raw.outputs.items():
             found.extend(parse(text, f"{source}.{name}.txt"))
         return found + list(raw.extra)
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        """Seconds one point takes here (`rates`: this host's `kitlib.estimate.Rates`); None = no model,
+        the estimate then comes from this host's earlier points of the workload."""
+        return None
 
     def applies_to(self, env_label: str) -> bool:
         """Whether this workload runs in that environment (an experiment may hold workloads for
@@ -184,6 +193,7 @@ class Experiment:
                 params = self.settle(params, envs)
             except ValidationError as error:
                 raise explain(error, f"{self.name} ({profile} profile)") from None
+        estimate.refuse_overlong(self.name, self.make_workloads(params), envs)
         try:
             return Plan(
                 experiment=self.name,

@@ -45,6 +45,9 @@ class FioWorkload(Workload):
     tool = "fio"
     sut_cores = None
 
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        return self.params.runtime + 2.0
+
     def __init__(self, params: BlockParams, name: str):
         super().__init__(params)
         self.name = name

@@ -1,11 +1,14 @@
-"""CPU (paper §A–B, Table I): PXZ as parallel LZMA compression, and Linpack (HPL from hpcc).
+"""CPU (paper §A–B, Table I): PXZ as parallel LZMA compression, and Linpack.
 
 PXZ: `xz -T threads -2` of a deterministic generated text corpus held in the page cache, output
-discarded (the paper: 1 GB enwik9, 32 threads, level 2); MB/s of input. Linpack: hpcc's HPL on
-every CPU of the environment (one MPI rank per core, pinned); GFLOPS. N is the same in every
-environment of a run: derived when the plan is made from the smallest environment's memory (the
-host's for native and containers, the guest's for VMs), capped by the profile (and under software
-emulation), and recorded in the plan as the parameter `hpl_n` with how it was chosen (`hpl_n_basis`).
+discarded (the paper: 1 GB enwik9, 32 threads, level 2); MB/s of input. Linpack: the shared-memory
+LINPACK the paper ran (Intel's optimized LINPACK: LU factorisation with partial pivoting of one
+dense system), here `kit-linpack` over OpenBLAS's LAPACK `dgesv`, threaded over every CPU of the
+environment (one OpenMP thread per CPU, bound), `linpack_trials` solves of the same matrix; GFLOPS
+is the mean of the trials after the first. N is the same in every environment of a run: derived when
+the plan is made from the smallest environment's memory (the host's for native and containers, the
+guest's for VMs), capped by the profile (and under software emulation), and recorded in the plan as
+the parameter `linpack_n` with how it was chosen (`linpack_n_basis`).
 """
 
 from __future__ import annotations
@@ -20,11 +23,10 @@ from kitlib import services
 from kitlib.environments import vm
 from kitlib.environments.base import Environment
 from kitlib.environments.labels import parse_label
-from kitlib.experiments import hpcc_run
+from kitlib.errors import PlanError
+from kitlib.experiments import hpcc_run, programs
 from kitlib.experiments.base import Experiment, RawResult, Workload
-from kitlib.parsers import hpcc
 from kitlib.peer import Peer
-from kitlib.records import Measurement
 from kitlib.schema import Schema, WorkloadSchema
 
 CORPUS_SEED = 1_000_000_000  # the size of enwik9, as a fixed seed
@@ -35,11 +37,16 @@ class CpuParams(BaseModel):
 
     corpus_mb: int = Field(description="generated corpus size (the paper: 1000 MB enwik9)", ge=1, le=100_000)
     level: int = Field(2, ge=0, le=9)
-    hpl_n: int | None = Field(None, description="HPL problem size; None = derived from memory", ge=100)
-    hpl_memory_fraction: float = Field(0.5, gt=0, le=0.9)
-    hpl_n_cap: int = Field(description="largest N the derived size may reach", ge=100)
+    linpack_n: int | None = Field(None, description="Linpack problem size N; None = derived from memory", ge=100)
+    linpack_memory_fraction: float = Field(
+        0.5, description="share of memory the two N x N matrices may use", gt=0, le=0.9
+    )
+    linpack_n_cap: int = Field(description="largest N the derived size may reach", ge=100, le=200_000)
+    linpack_trials: int = Field(
+        3, description="solves of the same matrix per point; the first is not counted", ge=1, le=100
+    )
     workloads: list[str] = Field(default_factory=lambda: ["pxz", "linpack"])
-    hpl_n_basis: str | None = Field(None, description="how hpl_n was chosen (filled when the plan is made)")
+    linpack_n_basis: str | None = Field(None, description="how linpack_n was chosen (filled when the plan is made)")
 
 
 def environment_memory_bytes(label: str) -> int:
@@ -56,30 +63,39 @@ def environment_memory_bytes(label: str) -> int:
 
 
 def settle(params: CpuParams, environments: Sequence[str]) -> CpuParams:
-    """One HPL N for every environment of the run, from the smallest one's memory."""
-    if params.hpl_n is not None:
-        return params.model_copy(update={"hpl_n_basis": params.hpl_n_basis or "given"})
+    """One Linpack N for every environment of the run, from the smallest one's memory."""
+    if params.linpack_n is not None:
+        return params.model_copy(update={"linpack_n_basis": params.linpack_n_basis or "given"})
     memory = {label: environment_memory_bytes(label) for label in environments}
     smallest = min(memory, key=memory.get)
-    n = hpl_n = hpcc_run.n_for_memory(memory[smallest], params.hpl_memory_fraction, params.hpl_n_cap)
+    # two N x N matrices of doubles: the one solved and the pristine copy every trial starts from
+    n = linpack_n = hpcc_run.n_for_memory(memory[smallest] / 2, params.linpack_memory_fraction, params.linpack_n_cap)
     basis = (
-        f"{params.hpl_memory_fraction:g} of {memory[smallest] / 2**30:.1f} GiB ({smallest}, the smallest), "
-        f"cap {params.hpl_n_cap}"
+        f"{params.linpack_memory_fraction:g} of {memory[smallest] / 2**30:.1f} GiB ({smallest}, the smallest) "
+        f"for two matrices, cap {params.linpack_n_cap}"
     )
-    if any(label.split("+")[0] in EMULATED for label in environments) and n > hpcc_run.EMULATED_N_CAP:
-        hpl_n = hpcc_run.EMULATED_N_CAP
-        basis += f"; {n} capped at {hpl_n} by software emulation"
-    return params.model_copy(update={"hpl_n": max(100, hpl_n), "hpl_n_basis": basis})
+    if any(label.split("+")[0] in EMULATED for label in environments) and n > EMULATED_N_CAP:
+        linpack_n = EMULATED_N_CAP
+        basis += f"; {n} capped at {linpack_n} by software emulation"
+    return params.model_copy(update={"linpack_n": max(100, linpack_n), "linpack_n_basis": basis})
 
 
-#: labels whose CPU is emulated (HPL there runs at ~0.1 GFLOPS)
+#: labels whose CPU is emulated (Linpack there runs at ~0.1 GFLOPS)
 EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
+#: largest derived N under software emulation: 2/3 N^3 flops at ~0.1 GFLOPS is about 7 s a trial at 1000
+EMULATED_N_CAP = 1000
 
 
 class PxzWorkload(Workload):
     name = "pxz"
     tool = "xz"
     sut_cores = None
+    size_parameter = "corpus_mb"
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        """The compression at this host's xz rate (level 2), plus generating and reading the corpus once per
+        environment (counted with each point: an upper bound)."""
+        return 2.0 + self.params.corpus_mb * 1.048576 / rates.xz_mbps + self.params.corpus_mb / 50.0
 
     def __init__(self, params: CpuParams):
         super().__init__(params)
@@ -108,32 +124,41 @@ class PxzWorkload(Workload):
 
 class LinpackWorkload(Workload):
     name = "linpack"
-    tool = "hpcc"
+    tool = "kit-linpack"
     sut_cores = None
+    size_parameter = "linpack_n"
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        """Every trial's 2/3 N^3 flops at this host's rate, plus filling the matrix."""
+        n = self.params.linpack_n or 0
+        return 2.0 + self.params.linpack_trials * (2 / 3 * n**3) / (rates.gflops * 1e9) + n * n / 2e7
 
     def __init__(self, params: CpuParams):
         super().__init__(params)
-        self.n = 0
-        self.capped: dict[str, Any] = {}
+        self.path = ""
 
     def points(self) -> list[dict[str, Any]]:
         return [{}]
 
     def prepare(self, env: Environment, peer: Peer) -> None:
-        p = self.params
-        self.n, self.capped = p.hpl_n, {}
-        if self.n is None:  # a plan made before N was settled at planning time
-            derived = hpcc_run.n_for_memory(hpcc_run.memory_bytes(env), p.hpl_memory_fraction, p.hpl_n_cap)
-            self.n, self.capped = hpcc_run.bounded_n(env, derived)
+        if self.params.linpack_n is None:
+            raise PlanError("cpu: linpack_n is settled when the plan is made; this plan has none (make it again)")
+        self.path = programs.ensure(env, "kit-linpack")
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
-        outputs = hpcc_run.run(env, self.n)
-        facts = {"ranks": len(env.layout.sut_cpus), "hpl_n": self.n, **self.capped}
-        return RawResult(outputs=outputs, facts=facts)
-
-    def parse(self, raw: RawResult, source: str) -> list[Measurement]:
-        found = hpcc.parse(raw.outputs["hpccoutf"], f"{source}.hpccoutf.txt")
-        return [m for m in found if m.dims.get("benchmark") == "HPL" and m.metric != "hpl_n"]
+        threads = len(env.layout.sut_cpus)
+        n, trials = self.params.linpack_n, self.params.linpack_trials
+        omp = [f"OMP_NUM_THREADS={threads}", f"OPENBLAS_NUM_THREADS={threads}", "OMP_PROC_BIND=true"]
+        output = env.run(["env", *omp, "OMP_PLACES=threads", self.path, str(n), str(trials)], timeout=3600).output
+        programs.check_source("kit-linpack", output, env.label)
+        facts = {
+            "tool": "kit-linpack",
+            "program_source": programs.source_digest("kit-linpack"),
+            "threads": threads,
+            "linpack_n": n,
+            "trials": trials,
+        }
+        return RawResult(outputs={"kit-linpack": output}, facts=facts)
 
 
 def workloads(params: CpuParams) -> list[Workload]:
@@ -146,9 +171,9 @@ EXPERIMENT = Experiment(
     notebook="experiments/cpu.ipynb",
     params_model=CpuParams,
     profiles={
-        "quick": {"corpus_mb": 32, "hpl_n_cap": 6000},
-        "standard": {"corpus_mb": 256, "hpl_n_cap": 20000},
-        "paper": {"corpus_mb": 1000, "hpl_n_cap": 100000},
+        "quick": {"corpus_mb": 32, "linpack_n_cap": 6000, "linpack_trials": 3},
+        "standard": {"corpus_mb": 256, "linpack_n_cap": 20000, "linpack_trials": 5},
+        "paper": {"corpus_mb": 1000, "linpack_n_cap": 100000, "linpack_trials": 5},
     },
     default_envs=("native", "docker-host-volume"),
     make_workloads=workloads,

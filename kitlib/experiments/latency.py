@@ -88,6 +88,10 @@ class RequestResponse(Workload):
     tool = "kit-rr"
     ports_needed = 1
 
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        """One request in flight: about 0.2 ms a round trip here, bounded by `max_seconds`."""
+        return min(self.params.max_seconds, self.params.requests * 2e-4) + 1.0
+
     def __init__(self, params: LatencyParams):
         super().__init__(params)
         self.target: tuple[str, int] | None = None
@@ -157,6 +161,9 @@ class FileWorkload(Workload):
 
     name = "storage"
     tool = "kit-fileops"
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        return 1.0 + self.params.file_operations * 1e-4
 
     def applies_to(self, env_label: str) -> bool:
         return env_label in STORAGE_ENVS

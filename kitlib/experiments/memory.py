@@ -1,28 +1,39 @@
-"""Memory (paper §C–D, Table I): STREAM and RandomAccess from one hpcc run per point.
+"""Memory (paper §C–D, Table I): STREAM's four kernels and RandomAccess, each a program of its own.
 
-STREAM's arrays are sized from the environment's last-level cache (at least `llc_multiple` times
-it, hpcc sizing them from the HPL problem); RandomAccess's table is half the memory hpcc uses, far
-beyond TLB reach. Huge-page settings are recorded. On a host with several NUMA nodes both of the
-paper's draft configurations run (one node, and all nodes interleaved, with numactl); on one node
-only that one exists, and the records say so.
+STREAM (kit-stream): three arrays of doubles, each at least `llc_multiple` times the machine's total
+last-level cache (McCalpin's rule), every kernel `stream_ntimes` times, rate from the best pass after
+the first. RandomAccess (kit-gups): a table of 2^k words, at least `gups_llc_multiple` times the
+last-level cache and `gups_min_table_mb`, far beyond what the TLB maps with base pages, updated
+`gups_updates_per_word` times per word (the specification: 4). Sizes are settled when the plan is
+made, from this host's caches and memory, and are the same for every environment of the run.
+
+On a host with several NUMA nodes both of the paper's draft configurations run (one node, and all
+nodes interleaved, with numactl); on one node only that one exists, and the records say so.
+Huge-page settings are recorded with every point.
 """
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kitlib import caches
 from kitlib.environments.base import Environment
-from kitlib.experiments import hpcc_run
+from kitlib.errors import PlanError
+from kitlib.experiments import hpcc_run, programs
 from kitlib.experiments.base import Experiment, RawResult, Workload
-from kitlib.parsers import hpcc
 from kitlib.peer import Peer
-from kitlib.records import Measurement
 from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
-WORKLOAD_OF = {"STREAM": "stream", "RandomAccess": "randomaccess"}
+#: the last-level cache assumed where sysfs describes none (recorded as such in the basis)
+FALLBACK_LLC = 32 * 1024**2
+#: share of this host's memory the arrays (or the table) may take
+MEMORY_SHARE = 0.6
 
 
 def numa_nodes() -> int:
@@ -32,20 +43,78 @@ def numa_nodes() -> int:
 class MemoryParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    llc_multiple: float = Field(4.0, description="STREAM arrays at least this many times the last-level cache", gt=0)
-    hpl_n: int | None = Field(None, description="hpcc problem size; None = derived from the cache", ge=100)
+    llc_multiple: float = Field(4.0, description="STREAM: each array at least this many times the LLC", gt=0, le=1024)
+    stream_ntimes: int = Field(
+        10, description="STREAM: passes of each kernel (the first is not counted)", ge=2, le=1000
+    )
+    stream_elements: int | None = Field(None, description="STREAM: doubles per array; None = from the LLC", ge=1000)
+    gups_llc_multiple: float = Field(4.0, description="RandomAccess: table at least this many times the LLC", gt=0)
+    gups_min_table_mb: int = Field(1024, description="RandomAccess: table at least this many MiB", ge=1, le=2**20)
+    gups_updates_per_word: int = Field(4, description="RandomAccess: updates per table word (spec: 4)", ge=1, le=4)
+    gups_log2_words: int | None = Field(
+        None, description="RandomAccess: table of 2^k words; None = derived", ge=10, le=40
+    )
+    sizing_basis: str | None = Field(None, description="how the sizes were chosen (filled when the plan is made)")
 
 
-class HpccMemoryWorkload(Workload):
-    """One hpcc run per point gives both STREAM (per kernel) and RandomAccess records."""
+def _memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
-    name = "hpcc"
-    tool = "hpcc"
+
+def settle(params: MemoryParams, environments: Sequence[str]) -> MemoryParams:
+    """STREAM's array length and RandomAccess's table from this host's last-level cache, once for every
+    environment of the run; refused when they would not fit in memory."""
+    llc = caches.last_level_total()
+    basis = f"last-level cache {llc / 2**20:g} MiB (sysfs, all instances)" if llc else "no cache in sysfs"
+    llc = llc or FALLBACK_LLC
+    update: dict[str, Any] = {}
+    if params.stream_elements is None:
+        update["stream_elements"] = int(math.ceil(params.llc_multiple * llc / 8))
+    if params.gups_log2_words is None:
+        floor = max(params.gups_llc_multiple * llc, params.gups_min_table_mb * 2**20) / 8
+        update["gups_log2_words"] = max(10, math.ceil(math.log2(floor)))
+    sized = params.model_copy(update=update)
+    memory = _memory_bytes()
+    for what, parameter, need in (
+        ("STREAM's three arrays", "stream_elements", 3 * 8 * sized.stream_elements),
+        ("RandomAccess's table", "gups_log2_words", 8 * 2**sized.gups_log2_words),
+    ):
+        if need > MEMORY_SHARE * memory:
+            raise PlanError(
+                f"memory: {what} would take {need / 2**30:.1f} GiB, more than {MEMORY_SHARE:.0%} of this host's "
+                f"{memory / 2**30:.1f} GiB; set -p {parameter} smaller"
+            )
+    if update:
+        basis += (
+            f"; arrays {sized.stream_elements} doubles ({params.llc_multiple:g} x LLC), table 2^{sized.gups_log2_words}"
+            f" words (>= {params.gups_llc_multiple:g} x LLC and {params.gups_min_table_mb} MiB)"
+        )
+    else:
+        basis = "given"
+    return sized.model_copy(update={"sizing_basis": params.sizing_basis or basis})
+
+
+def _numa_prefix(point: dict[str, Any]) -> list[str]:
+    return {
+        "one-node": ["numactl", "--cpunodebind=0", "--membind=0"],
+        "interleaved": ["numactl", "--interleave=all"],
+    }.get(point["numa"], [])
+
+
+def _threads_env(env: Environment) -> list[str]:
+    """One OpenMP thread per CPU of the system under test, each bound to its CPU."""
+    return ["env", f"OMP_NUM_THREADS={len(env.layout.sut_cpus)}", "OMP_PROC_BIND=true", "OMP_PLACES=threads"]
+
+
+class _MemoryProgram(Workload):
+    """A memory workload: one of the kit's programs, run once per point on every SUT CPU."""
+
+    program: str
     sut_cores = None
 
     def __init__(self, params: MemoryParams):
         super().__init__(params)
-        self.n = 0
+        self.path = ""
         self.facts: dict[str, Any] = {}
 
     def points(self) -> list[dict[str, Any]]:
@@ -54,52 +123,93 @@ class HpccMemoryWorkload(Workload):
         return [{"numa": "single-node host"}]
 
     def prepare(self, env: Environment, peer: Peer) -> None:
-        llc = hpcc_run.llc_bytes(env)
-        ranks = len(env.layout.sut_cpus)
-        self.n, capped = self.params.hpl_n, {}
-        if self.n is None:
-            self.n, capped = hpcc_run.bounded_n(env, hpcc_run.n_for_stream(llc, ranks, self.params.llc_multiple))
-        self.facts = {"llc_bytes": llc, "ranks": ranks, "hpl_n": self.n, "huge_pages": hpcc_run.huge_pages(env)}
-        self.facts.update(capped)
+        self.path = programs.ensure(env, self.program)
+        self.facts = {
+            "tool": self.program,
+            "program_source": programs.source_digest(self.program),
+            "threads": len(env.layout.sut_cpus),
+            "huge_pages": hpcc_run.huge_pages(env),
+            **self.sizes(),
+        }
+
+    def sizes(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def arguments(self) -> list[str]:
+        raise NotImplementedError
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
-        prefix = {
-            "one-node": ["numactl", "--cpunodebind=0", "--membind=0"],
-            "interleaved": ["numactl", "--interleave=all"],
-        }.get(point["numa"], [])
-        return RawResult(outputs=hpcc_run.run(env, self.n, prefix=prefix), facts=dict(self.facts))
+        argv = [*_threads_env(env), *_numa_prefix(point), self.path, *self.arguments()]
+        output = env.run(argv, timeout=1800).output
+        programs.check_source(self.program, output, env.label)
+        return RawResult(outputs={self.program: output}, facts=dict(self.facts))
 
-    def parse(self, raw: RawResult, source: str) -> list[Measurement]:
-        found = hpcc.parse(raw.outputs["hpccoutf"], f"{source}.hpccoutf.txt")
-        kept = []
-        for m in found:
-            workload = WORKLOAD_OF.get(m.dims.get("benchmark"))
-            if workload:
-                kept.append(Measurement(m.metric, m.value, m.unit, m.dims, workload=workload))
-        vector = next(m.value for m in found if m.metric == "vector_size")
-        array_bytes = vector * 8
-        return kept + [
-            Measurement(
-                "array_over_llc",
-                array_bytes / self.facts["llc_bytes"],
-                "ratio",
-                {"benchmark": "STREAM"},
-                workload="stream",
-            )
-        ]
+
+class StreamWorkload(_MemoryProgram):
+    name = "stream"
+    tool = "kit-stream"
+    program = "kit-stream"
+    command_timeout = 1800.0
+    size_parameter = "stream_elements"
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        """Bytes the passes move (16 + 16 + 24 + 24 per element and pass) plus the first touch of the
+        three arrays, at this host's bandwidth; 2 s for the program's start and checks."""
+        p = self.params
+        moved = p.stream_ntimes * 80 * p.stream_elements + 3 * 8 * p.stream_elements
+        return 2.0 + moved / (rates.stream_gbs * 1e9)
+
+    def sizes(self) -> dict[str, Any]:
+        p = self.params
+        llc = caches.last_level_total() or FALLBACK_LLC
+        return {
+            "elements": p.stream_elements,
+            "array_bytes": 8 * p.stream_elements,
+            "array_over_llc": round(8 * p.stream_elements / llc, 3),
+            "ntimes": p.stream_ntimes,
+        }
+
+    def arguments(self) -> list[str]:
+        return [str(self.params.stream_elements), str(self.params.stream_ntimes)]
+
+
+class RandomAccessWorkload(_MemoryProgram):
+    name = "randomaccess"
+    tool = "kit-gups"
+    program = "kit-gups"
+    command_timeout = 1800.0
+    size_parameter = "gups_log2_words"
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        """The timed updates and their verification (as many again), plus filling the table."""
+        words = 2**self.params.gups_log2_words
+        updates = 2 * words * self.params.gups_updates_per_word
+        return 2.0 + updates / (rates.gups * 1e9) + 8 * words / (rates.stream_gbs * 1e9)
+
+    def sizes(self) -> dict[str, Any]:
+        p = self.params
+        return {"table_bytes": 8 * 2**p.gups_log2_words, "updates_per_word": p.gups_updates_per_word}
+
+    def arguments(self) -> list[str]:
+        return [str(self.params.gups_log2_words), str(self.params.gups_updates_per_word)]
 
 
 EXPERIMENT = Experiment(
     name="memory",
     notebook="experiments/memory.ipynb",
     params_model=MemoryParams,
-    profiles={"quick": {}, "standard": {}, "paper": {"llc_multiple": 8.0}},
+    profiles={
+        "quick": {"gups_updates_per_word": 1, "stream_ntimes": 10},
+        "standard": {"gups_updates_per_word": 4, "stream_ntimes": 20},
+        "paper": {"llc_multiple": 8.0, "gups_updates_per_word": 4, "gups_min_table_mb": 16384, "stream_ntimes": 20},
+    },
     default_envs=("native", "docker-host-volume"),
     presets={
         # seed 003 (§4.2, Table 2): STREAM with arrays beyond the cache (the kit's sizing rule)
         "seed003-stream": {"llc_multiple": 4.0},
     },
-    make_workloads=lambda params: [HpccMemoryWorkload(params)],
+    make_workloads=lambda params: [StreamWorkload(params), RandomAccessWorkload(params)],
+    settle=settle,
     schema=Schema(
         workloads={
             "stream": WorkloadSchema(series=("kernel", "variant")),

@@ -47,6 +47,9 @@ class OltpWorkload(Workload):
     tool = "sysbench"
     ports_needed = 1
 
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        return self.params.seconds + self.params.warmup_seconds + 3.0
+
     def __init__(self, params: MysqlParams):
         super().__init__(params)
         self.sut_cores = params.server_cores

@@ -48,6 +48,9 @@ class BandwidthWorkload(Workload):
     tool = "nuttcp"
     ports_needed = PORTS
 
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        return self.params.seconds + 2.0
+
     def __init__(self, params: NetParams):
         super().__init__(params)
         self.target: tuple[str, int, int] | None = None
@@ -93,6 +96,9 @@ class BandwidthWorkload(Workload):
 class RequestResponseWorkload(Workload):
     name = "rr"
     ports_needed = PORTS
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        return self.params.seconds + 2.0
 
     def __init__(self, params: NetParams):
         super().__init__(params)

@@ -11,8 +11,9 @@ def stream_kernels(df):
 
     rows = df[(df["workload"] == "stream") & (df["metric"] == "bandwidth")]
     if "variant" in rows.columns:
-        rows = rows[rows["variant"] == "Star"]
+        rows = rows[rows["variant"] == "System"]
     fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
-    grouped_bars(ax, rows, "kernel", ["Copy", "Scale", "Add", "Triad"], "bandwidth per process (GB/s)")
-    ax.set_title("STREAM (hpcc StarSTREAM)")
+    grouped_bars(ax, rows, "kernel", ["Copy", "Scale", "Add", "Triad"], "bandwidth, all CPUs of the SUT (GB/s)")
+    tools = sorted(rows["tool"].dropna().unique()) if "tool" in rows.columns else []
+    ax.set_title(f"STREAM ({', '.join(tools) or 'hpcc'})")
     return fig

@@ -25,7 +25,7 @@ def stream_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = _placement(df)
     rows = rows[(rows["experiment"] == "memory") & (rows["metric"] == "bandwidth")]
     if "variant" in rows.columns:
-        rows = rows[rows["variant"] == "Star"]
+        rows = rows[rows["variant"] == "System"]
     if rows.empty:
         return pd.DataFrame()
     table = rows.pivot_table(index="kernel", columns="env", values="value", aggfunc="mean")

@@ -25,6 +25,8 @@ from kitlib.host import commands
 log = logging.getLogger(__name__)
 
 DOCKERFILE = Path(__file__).with_name("Dockerfile")
+#: the kit's own programs' sources, built into the image (`src/build.sh`)
+SOURCES = Path(__file__).with_name("src")
 DEFAULT_BASE = "debian:bookworm-slim"
 LOCAL_BASE = "kitlib/debian-base:bookworm"
 REPOSITORY = "kitlib/bench"
@@ -39,7 +41,7 @@ def ensure_image(client, base: str = DEFAULT_BASE, *, notify=print) -> str:
         if _exists(client, tag):
             return tag
         notify(f"building the benchmark image {tag} (FROM {base}) …")
-        _build(client, DOCKERFILE.read_text(), tag, {"BASE": base_id}, "benchmark-image")
+        _build(client, DOCKERFILE.read_text(), tag, {"BASE": base_id}, "benchmark-image", sources())
         return tag
 
 
@@ -56,13 +58,29 @@ def ensure_derived(client, parent: str, steps: list[str], repository: str, *, no
     return tag
 
 
-def _build(client, dockerfile: str, tag: str, buildargs: dict[str, str], role: str) -> None:
+def sources() -> dict[str, bytes]:
+    """The files of `src/` by their path in the build context."""
+    return {f"src/{path.name}": path.read_bytes() for path in sorted(SOURCES.iterdir()) if path.is_file()}
+
+
+def inputs_digest() -> str:
+    """sha256 over the Dockerfile and every source file the image builds, in a fixed order."""
+    digest = hashlib.sha256(DOCKERFILE.read_bytes())
+    for name, data in sources().items():
+        digest.update(f"\0{name}\0".encode() + data)
+    return digest.hexdigest()
+
+
+def _build(
+    client, dockerfile: str, tag: str, buildargs: dict[str, str], role: str, files: dict[str, bytes] | None = None
+) -> None:
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as tar:
-        data = dockerfile.encode()
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
+        for name, data in {"Dockerfile": dockerfile.encode(), **(files or {})}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
     context.seek(0)
     try:
         client.images.build(
@@ -80,8 +98,7 @@ def _build(client, dockerfile: str, tag: str, buildargs: dict[str, str], role: s
 
 
 def image_digest(base_id: str) -> str:
-    digest = hashlib.sha256(DOCKERFILE.read_bytes() + base_id.encode()).hexdigest()
-    return digest[:12]
+    return hashlib.sha256((inputs_digest() + base_id).encode()).hexdigest()[:12]
 
 
 def _ensure_base(client, base: str, notify) -> str:

@@ -49,7 +49,7 @@ PAIRS = {
         "bandwidth",
         "docker-host-volume",
         "native",
-        {"workload": "stream", "variant": "Star"},
+        {"workload": "stream", "variant": "System"},
         0.99,
         0.85,
     ),
@@ -58,7 +58,7 @@ PAIRS = {
         "gups",
         "docker-host-volume",
         "native",
-        {"workload": "randomaccess", "variant": "Star"},
+        {"workload": "randomaccess", "variant": "System"},
         1.0,
         0.8,
     ),
@@ -197,8 +197,8 @@ def test_emulation_never_stands_for_kvm_or_docker_on_the_host():
     assert kvm.status == claims.NOT_TESTABLE and "software emulation" in kvm.reason
     in_vm = verdict("docker_in_vm_costs_latency", rows)
     assert in_vm.status == claims.NOT_TESTABLE and "TCG" in in_vm.reason
-    cpu = runs("memory", "bandwidth", "native", 100, workload="stream", variant="Star", kernel="Triad")
-    cpu += runs("memory", "bandwidth", "docker-in-qemu-tcg", 20, workload="stream", variant="Star", kernel="Triad")
+    cpu = runs("memory", "bandwidth", "native", 100, workload="stream", variant="System", kernel="Triad")
+    cpu += runs("memory", "bandwidth", "docker-in-qemu-tcg", 20, workload="stream", variant="System", kernel="Triad")
     assert verdict("docker_near_native_stream", cpu).status == claims.NOT_TESTABLE
 
 

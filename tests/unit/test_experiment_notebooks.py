@@ -55,7 +55,7 @@ def test_papermill_reads_every_parameter_with_its_comment(path):
 #: parameters of a notebook that are neither shared nor the experiment's (where its tables are written)
 NOTEBOOK_OWN = {"tables_dir"}
 #: parameters the plan fills itself (how Linpack's N was chosen), never set by hand
-FILLED_BY_THE_PLAN = {"hpl_n_basis"}
+FILLED_BY_THE_PLAN = {"linpack_n_basis", "sizing_basis"}
 
 
 @pytest.mark.parametrize("name", experiments.names())
