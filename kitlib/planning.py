@@ -13,11 +13,11 @@ import hashlib
 import json
 import os
 import random
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from kitlib.environments import option_values
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
 
@@ -28,6 +28,12 @@ ORDERS = ("interleaved", "blocked")
 #: plan fields that do not change what is measured (credentials' files, the preset's name: its
 #: values are in `params`); everything else is part of the digest and must match to resume
 NOT_IDENTITY = ("ssh_key", "known_hosts", "preset", "sut_docker_socket")
+#: repetitions of one point: the interval narrows as 1/sqrt(n), so past a thousand the machine's drift
+#: over the run, not the count, bounds the precision, while the run's length grows without end
+MAX_REPETITIONS = 1000
+#: points of one run (the largest paper profile plans under a thousand): at seconds to minutes a point,
+#: more is weeks of measuring in one folder, better split into runs
+MAX_POINTS = 100_000
 
 
 class Plan(BaseModel):
@@ -92,11 +98,31 @@ class Plan(BaseModel):
             raise ValueError("a remote peer needs peer_host and sut_address (the system under test as it sees it)")
         return self
 
+    @model_validator(mode="after")
+    def _options_fit_this_host(self) -> Plan:
+        """Options are held to this host when it runs the system under test (a remote one's CPUs and
+        memory are not this host's: Docker's own limits still apply to them, in the label)."""
+        if self.sut_host:
+            return self
+        reasons = [
+            f"{label!r}: {reason}"
+            for label in self.environments
+            for reason in option_values.beyond_host(parse_label(label).options)
+        ]
+        if reasons:
+            raise ValueError("options beyond this host: " + "; ".join(reasons))
+        return self
+
     @field_validator("repetitions")
     @classmethod
     def _positive(cls, value: int) -> int:
         if value < 1:
             raise ValueError(f"must be at least 1, got {value}")
+        if value > MAX_REPETITIONS:
+            raise ValueError(
+                f"at most {MAX_REPETITIONS}, got {value}: the interval narrows as 1/sqrt(n), so beyond that the "
+                "machine's drift over the run bounds the precision while the run grows without end"
+            )
         return value
 
     @property
@@ -140,23 +166,6 @@ class Plan(BaseModel):
         return f"{self.profile}-{self.digest}"
 
 
-def load_plan(path: str | Path, experiment: str | None = None) -> Plan:
-    """A validated plan from a `plan.json` (the store's document, or a bare plan): what `kit run` hands
-    its notebook, so the plan is built once and the notebook runs exactly what was validated."""
-    path = Path(path)
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise PlanError(f"plan_file: cannot read a plan from {path}: {exc}") from None
-    try:
-        plan = Plan.model_validate(document.get("plan", document))
-    except ValidationError as error:
-        raise explain(error, str(path)) from None
-    if experiment is not None and plan.experiment != experiment:
-        raise PlanError(f"plan_file: {path} is a plan of {plan.experiment!r}, not of {experiment!r}")
-    return plan
-
-
 def parse_value(text: Any) -> Any:
     """A parameter given as text (`kit run -p`, `papermill -p`): JSON or a Python literal where it
     parses as one (`[1, 8, 32]`, `10`), else the text itself. Non-text values pass through."""
@@ -172,12 +181,23 @@ def parse_value(text: Any) -> Any:
     return text
 
 
-def explain(error: ValidationError, context: str) -> PlanError:
-    """One readable message out of pydantic's errors: parameter, what was given, what is allowed."""
+#: pydantic's errors of a value beyond a field's bounds: the field's description then says why
+_BOUND_ERRORS = {"less_than", "less_than_equal", "greater_than", "greater_than_equal", "int_parsing_size"}
+
+
+def explain(error: ValidationError, context: str, model: type[BaseModel] | None = None) -> PlanError:
+    """One readable message out of pydantic's errors: parameter, what was given, what is allowed, and
+    where a bound of `model`'s was crossed, the field's description (it gives the bound's reason)."""
     lines = []
     for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"] if part != "__root__") or "plan"
-        given = item.get("input")
+        where = ".".join(str(part) for part in item["loc"] if part != "__root__")
+        given = repr(item.get("input"))
+        given = given if len(given) <= 200 else given[:200] + "…"
         message = item["msg"].removeprefix("Value error, ")
-        lines.append(f"  {where}: {message} (given: {given!r})")
+        if item["type"] == "int_parsing_size":
+            message = "Input is too large"
+        field = model.model_fields.get(str(item["loc"][0])) if model is not None and item["loc"] else None
+        if item["type"] in _BOUND_ERRORS and field is not None and field.description:
+            message += f" [{field.description}]"
+        lines.append(f"  {where}: {message} (given: {given})" if where else f"  plan: {message}")
     return PlanError(f"invalid parameters for {context}:\n" + "\n".join(lines))

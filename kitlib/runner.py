@@ -98,9 +98,10 @@ def run_plan(
 ) -> RunResult:
     """Run every unit of the plan that is not already done; return all records of the run."""
     experiment = experiments.get(plan.experiment)
+    experiment.check(plan, plan.experiment)  # before anything is written: a bad plan leaves no folder
+    units = plan_units(plan, experiment.workloads(plan))
     store = RunStore((results_root or paths.results_root()) / plan.experiment / plan.run_id)
     store.write_plan(plan.model_dump(mode="json"))
-    units = plan_units(plan, experiment.workloads(plan))
     idle = [env for env in plan.environments if not any(u.env == env for u in units)]
     if idle:
         warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", stacklevel=2)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from kitlib.environments import option_values
 from kitlib.environments.base import EnvSpec
 from kitlib.errors import PlanError
 
@@ -39,19 +40,21 @@ BASE_LABELS: dict[str, tuple[str, str | None, str | None, str]] = {
     ),
 }
 
-#: suffix option -> (regex of its value, converter, description)
+#: suffix option -> (regex of its value, converter, description); a label lists its options in this order
 _SUFFIXES = {
-    "shares": (r"\d+", int, "CPU shares (cgroup cpu.shares)"),
-    "quota": (r"\d+", int, "CPU quota in µs per period"),
-    "period": (r"\d+", int, "CPU period in µs"),
     "cpus": (r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*", str, "CPU set"),
     "mem": (r"\d+[kmg]", str, "memory limit"),
     "numa": (r"\d+", int, "CPUs and memory pinned to this NUMA node"),
-    "qcow2": (r"", lambda _v: True, "VM disk as qcow2 instead of raw"),
+    "period": (r"\d+", int, "CPU period in µs"),
+    "quota": (r"\d+", int, "CPU quota in µs per period"),
+    "shares": (r"\d+", int, "CPU shares (cgroup cpu.shares)"),
     "hostnet": (r"", lambda _v: True, "host networking for Docker inside the VM"),
+    "qcow2": (r"", lambda _v: True, "VM disk as qcow2 instead of raw"),
     "volume": (r"", lambda _v: True, "a volume for the data of Docker inside the VM"),
     "replica": (r"", lambda _v: True, "a second series of the same environment (A/A control)"),
 }
+#: the longest label (every option with its largest value fits in a third of it)
+MAX_LABEL = 200
 #: options any kind takes (they change how a series is scheduled, not the environment itself)
 UNIVERSAL_OPTIONS = {"replica"}
 
@@ -70,9 +73,15 @@ def known_labels() -> list[str]:
 
 
 def parse_label(label: str) -> EnvSpec:
-    """Split `base+opt+opt…` into an EnvSpec; unknown names fail with the list of known ones."""
+    """Split `base+opt+opt…` into an EnvSpec; unknown names fail with the list of known ones, and
+    an option given twice, out of its range or not in its one spelling (`kitlib.environments.option_values`)
+    fails naming the label, the option and what is allowed."""
     if not isinstance(label, str) or not label:
         raise PlanError(f"environment label must be a non-empty string, got {label!r}")
+    if len(label) > MAX_LABEL:
+        raise PlanError(
+            f"environment label {label[:40]!r}… has {len(label)} characters; a label has at most {MAX_LABEL}"
+        )
     base, *suffixes = label.split("+")
     if base not in BASE_LABELS:
         raise PlanError(
@@ -80,19 +89,9 @@ def parse_label(label: str) -> EnvSpec:
             + (" (options are added as +name<value>, e.g. docker-host-volume+quota5000)" if suffixes else "")
         )
     kind, network, storage, _ = BASE_LABELS[base]
-    options: dict[str, object] = {}
-    for suffix in suffixes:
-        if suffix in _SUFFIXES:
-            name, value = suffix, ""
-        else:
-            match = re.fullmatch(r"([a-z]+)(.*)", suffix)
-            name, value = (match.group(1), match.group(2)) if match else (suffix, "")
-        if name not in _SUFFIXES:
-            raise PlanError(f"{label!r}: unknown option {suffix!r}; known options: {', '.join(_SUFFIXES)}")
-        pattern, convert, _ = _SUFFIXES[name]
-        if not re.fullmatch(pattern, value):
-            raise PlanError(f"{label!r}: option {name!r} needs a value matching {pattern!r}, got {value!r}")
-        options[name] = convert(value)
+    given = _options(label, suffixes)
+    _one_spelling(label, base, given)
+    options = {name: _SUFFIXES[name][1](text) for name, text in given.items()}
     if kind == "native" and set(options) - UNIVERSAL_OPTIONS:
         raise PlanError(f"{label!r}: native takes no options but +replica")
     if "qcow2" in options:
@@ -107,6 +106,46 @@ def parse_label(label: str) -> EnvSpec:
         allowed = ", ".join(sorted(_OPTIONS_BY_KIND[kind]))
         raise PlanError(f"{label!r}: option(s) {', '.join(unsupported)} do not apply to {kind}; it takes: {allowed}")
     return EnvSpec(label=label, kind=kind, network=network, storage=storage, options=options)
+
+
+def _options(label: str, suffixes: list[str]) -> dict[str, str]:
+    """The options' values as written, each checked against its pattern and Docker's limits."""
+    given: dict[str, str] = {}
+    for suffix in suffixes:
+        if suffix in _SUFFIXES:
+            name, value = suffix, ""
+        else:
+            match = re.fullmatch(r"([a-z]+)(.*)", suffix)
+            name, value = (match.group(1), match.group(2)) if match else (suffix, "")
+        if name not in _SUFFIXES:
+            raise PlanError(f"{label!r}: unknown option {suffix!r}; known options: {', '.join(_SUFFIXES)}")
+        pattern = _SUFFIXES[name][0]
+        if not re.fullmatch(pattern, value):
+            raise PlanError(f"{label!r}: option {name!r} needs a value matching {pattern!r}, got {value!r}")
+        if name in given:
+            raise PlanError(
+                f"{label!r}: option {name!r} is given twice ({name}{given[name]}, {suffix}); "
+                "an environment takes each option once"
+            )
+        allowed = option_values.out_of_range(name, value)
+        if allowed:
+            raise PlanError(f"{label!r}: option {suffix} is out of range: {allowed}")
+        given[name] = value
+    return given
+
+
+def _one_spelling(label: str, base: str, given: dict[str, str]) -> None:
+    """Refuse a label that is not its environment's one spelling, naming that spelling: values
+    written canonically, options in `_SUFFIXES` order (so records are never split between labels)."""
+    values = {name: option_values.canonical(name, text) for name, text in given.items()}
+    canonical = "+".join([base, *(name + values[name] for name in _SUFFIXES if name in values)])
+    if canonical == label:
+        return
+    respelled = [
+        f"{name}{text} is written {name}{values[name]}" for name, text in given.items() if values[name] != text
+    ]
+    why = "; ".join(respelled) if respelled else f"options go in the order {', '.join(_SUFFIXES)}"
+    raise PlanError(f"{label!r}: one environment has one label ({why}): write {canonical!r}")
 
 
 def replicated(label: str) -> str | None:

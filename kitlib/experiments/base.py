@@ -19,7 +19,7 @@ from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
 from kitlib.image import DEFAULT_BASE, inputs_digest
 from kitlib.peer import Peer
-from kitlib.planning import PROFILES, Plan, explain, parse_value
+from kitlib.planning import MAX_POINTS, PROFILES, Plan, explain, parse_value
 from kitlib.records import Measurement
 from kitlib.schema import Schema
 
@@ -186,16 +186,15 @@ class Experiment:
         try:
             params = self.params_model(**{**self.profiles[profile], **given})
         except ValidationError as error:
-            raise explain(error, f"{self.name} ({profile} profile)") from None
+            raise explain(error, f"{self.name} ({profile} profile)", self.params_model) from None
         envs = tuple(environments) if environments else tuple(self.envs_for(params))
         if self.settle is not None:
             try:
                 params = self.settle(params, envs)
             except ValidationError as error:
-                raise explain(error, f"{self.name} ({profile} profile)") from None
-        estimate.refuse_overlong(self.name, self.make_workloads(params), envs)
+                raise explain(error, f"{self.name} ({profile} profile)", self.params_model) from None
         try:
-            return Plan(
+            plan = Plan(
                 experiment=self.name,
                 environments=envs,
                 profile=profile,
@@ -215,6 +214,23 @@ class Experiment:
             )
         except ValidationError as error:
             raise explain(error, self.name) from None
+        self.check(plan, self.name)
+        estimate.refuse_overlong(self.name, self.make_workloads(params), envs)
+        return plan
+
+    def check(self, plan: Plan, context: str) -> None:
+        """A plan of this experiment whose parameters are its own and valid, and whose run is no longer
+        than MAX_POINTS points; a plan read from a file is held to this before anything is written."""
+        if plan.experiment != self.name:
+            raise PlanError(f"{context}: a plan of {plan.experiment!r}, not of {self.name!r}")
+        workloads = self.workloads(plan, context)
+        per_round = sum(len(w.points()) for env in plan.environments for w in workloads if w.applies_to(env))
+        if per_round * plan.repetitions > MAX_POINTS:
+            raise PlanError(
+                f"{context}: {per_round * plan.repetitions} points ({per_round} per repetition × "
+                f"{plan.repetitions} repetitions) is more than {MAX_POINTS}: at seconds to minutes a point that is "
+                "weeks of measuring; split the study into runs of fewer environments, sweep values or repetitions"
+            )
 
     def envs_for(self, params: BaseModel | None = None) -> list[str]:
         """Default environments (for the quick profile's parameters when none are given)."""
@@ -222,5 +238,11 @@ class Experiment:
             return list(self.default_envs(params or self.params_model(**self.profiles["quick"])))
         return list(self.default_envs)
 
-    def workloads(self, plan: Plan) -> list[Workload]:
-        return self.make_workloads(self.params_model(**plan.params))
+    def workloads(self, plan: Plan, context: str | None = None) -> list[Workload]:
+        """The plan's workloads; parameters that are not valid for the experiment are refused, naming
+        `context` (where the plan came from)."""
+        try:
+            params = self.params_model(**plan.params)
+        except ValidationError as error:
+            raise explain(error, context or self.name, self.params_model) from None
+        return self.make_workloads(params)

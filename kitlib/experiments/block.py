@@ -32,7 +32,7 @@ JOBS = {
 
 
 class BlockParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
 
     file_mb: int = Field(description="test file size (paper: 16 GB)", ge=1, le=10_000_000)
     runtime: float = Field(description="seconds per job (paper: 60)", gt=0, le=3600)

@@ -35,14 +35,14 @@ STORAGE_ENVS = ("docker-host-overlay", "docker-host-volume")
 
 
 class LatencyParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
 
     parts: list[str] = Field(default_factory=lambda: list(PARTS))
     requests: int = Field(description="requests per run (the study: 1,000,000)", ge=100, le=10_000_000)
     max_seconds: float = Field(60.0, description="upper bound on one run's duration", gt=0, le=3600)
     work: int = Field(0, description="SHA-256 rounds of server work per request", ge=0, le=1_000_000)
-    shares: int = Field(1024, ge=2, le=262_144)
-    period: int = Field(10_000, ge=1000, le=1_000_000)
+    shares: int = Field(1024, description="--cpu-shares; 2 to 262144, the kernel's range", ge=2, le=262_144)
+    period: int = Field(10_000, description="--cpu-period (µs); 1000 to 1000000, Docker's range", ge=1000, le=1_000_000)
     quotas: list[int] = Field(description="--cpu-quota values swept (µs per period)")
     sizes_kb: list[int] = Field(description="message sizes for the bridge part (KB)")
     write_sizes_kb: list[int] = Field(description="write sizes for the storage part (KB)")
@@ -50,7 +50,9 @@ class LatencyParams(BaseModel):
     copyup_sizes_mb: list[int] = Field(description="sizes of lower-layer files written once (MB)")
     layers: list[int] = Field(description="image layer counts for the recursive listing")
     tree_files: int = Field(description="files in the tree each layer adds", ge=1, le=1_000_000)
-    tree_file_kb: int = Field(4, ge=1, le=10_240)
+    tree_file_kb: int = Field(
+        4, description="size of each tree file (KB); ≤ 10 MB, a tree is of small files", ge=1, le=10_240
+    )
     walks: int = Field(5, description="recursive listings per point", ge=1, le=1000)
 
     @field_validator("parts")

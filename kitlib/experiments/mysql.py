@@ -26,15 +26,25 @@ USER = "sbtest"
 
 
 class MysqlParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
 
     threads: list[int] = Field(description="sysbench threads swept (paper: to saturation)")
     seconds: float = Field(description="duration of each measured run", gt=0, le=3600)
-    warmup_seconds: float = Field(5, ge=0, le=3600)
-    tables: int = Field(1, ge=1, le=1000)
-    rows: int = Field(description="rows per table (paper: 2,000,000)", ge=100)
-    buffer_pool_mb: int = Field(description="InnoDB buffer pool (paper: 3 GB)", ge=16)
-    server_cores: int = Field(1, ge=1)
+    warmup_seconds: float = Field(
+        5, description="unrecorded run before measuring; ≤ an hour, like a run", ge=0, le=3600
+    )
+    tables: int = Field(1, description="sysbench tables; ≤ 1000, each prepared before the run", ge=1, le=1000)
+    rows: int = Field(
+        description="rows per table (paper: 2,000,000); ≤ 1e9, some 250 GB and days of preparing",
+        ge=100,
+        le=1_000_000_000,
+    )
+    buffer_pool_mb: int = Field(
+        description="InnoDB buffer pool (paper: 3 GB); ≤ 4 TiB, past any host's memory", ge=16, le=4 * 2**20
+    )
+    server_cores: int = Field(
+        1, description="CPUs the server is pinned to; ≤ 1024, more than hosts have", ge=1, le=1024
+    )
 
     @field_validator("threads")
     @classmethod

@@ -30,7 +30,7 @@ PORTS = 5  # nuttcp control + data, rr TCP, rr UDP, netperf data
 
 
 class NetParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
 
     seconds: float = Field(description="duration of each transfer or request-response run", gt=0, le=3600)
     msg_bytes: int = Field(100, description="sockperf message size (request = response)", ge=14, le=65000)

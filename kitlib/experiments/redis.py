@@ -28,16 +28,35 @@ KEY_LENGTH = 12  # redis-benchmark's __rand_int__ placeholder is 12 digits
 
 
 class RedisParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
 
     clients: list[int] = Field(description="client connections swept (each pipelines `pipeline` requests)")
-    pipeline: int = Field(10, ge=1, le=1000)
+    pipeline: int = Field(
+        10, description="requests in flight per connection; ≤ 1000, redis-benchmark's -P range", ge=1, le=1000
+    )
     seconds: float = Field(description="measurement per phase (SET, GET) and point, in seconds", gt=0, le=3600)
-    requests: int | None = Field(None, description="fixed requests per phase instead of `seconds`", ge=1000)
-    warmup_requests: int = Field(20_000, description="GET requests of the unrecorded warm-up", ge=1000)
-    keyspace: int = Field(1_000_000, ge=1)
-    value_size: int = Field(50, ge=1, le=1_000_000)
-    server_cores: int = Field(1, ge=1)
+    requests: int | None = Field(
+        None,
+        description="fixed requests per phase instead of `seconds`; ≤ 1e9, a quarter hour at a million requests/s",
+        ge=1000,
+        le=1_000_000_000,
+    )
+    warmup_requests: int = Field(
+        20_000,
+        description="GET requests of the unrecorded warm-up; ≤ 1e8, minutes at a million requests/s",
+        ge=1000,
+        le=100_000_000,
+    )
+    keyspace: int = Field(
+        1_000_000,
+        description="keys filled before measuring; ≤ 1e8, some 10 GB of Redis memory at ~100 B a key",
+        ge=1,
+        le=100_000_000,
+    )
+    value_size: int = Field(50, description="bytes per value; ≤ 1 MB, far past the paper's 50 B", ge=1, le=1_000_000)
+    server_cores: int = Field(
+        1, description="CPUs the server is pinned to; ≤ 1024, more than hosts have", ge=1, le=1024
+    )
 
     @field_validator("clients")
     @classmethod

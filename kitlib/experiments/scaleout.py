@@ -51,16 +51,30 @@ GET_SHARE = 0.75  # the post's 75% GET / 25% SET
 
 
 class ScaleoutParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
 
     instances: int = Field(description="Redis instances of the scale-out (the post: 8)", ge=2, le=64)
     loaders: int = Field(description="concurrent redis-benchmark loaders of the scale-out (the post: 8)", ge=1, le=64)
     clients: int = Field(description="connections per loader (the post: 100)", ge=1, le=10_000)
     pipeline: int = Field(30, description="requests in flight per connection (the post: 30)", ge=1, le=1000)
     seconds: float = Field(description="target duration of each configuration per trial, in seconds", gt=0, le=3600)
-    requests: int | None = Field(None, description="fixed requests per loader instead of `seconds`", ge=100)
-    warmup_requests: int = Field(20_000, description="GET requests of the unrecorded warm-up", ge=1000)
-    keyspace: int = Field(description="keys filled into every instance before measuring", ge=1)
+    requests: int | None = Field(
+        None,
+        description="fixed requests per loader instead of `seconds`; ≤ 1e9, a quarter hour at a million requests/s",
+        ge=100,
+        le=1_000_000_000,
+    )
+    warmup_requests: int = Field(
+        20_000,
+        description="GET requests of the unrecorded warm-up; ≤ 1e8, minutes at a million requests/s",
+        ge=1000,
+        le=100_000_000,
+    )
+    keyspace: int = Field(
+        description="keys filled into every instance before measuring; ≤ 1e8, some 10 GB of memory per instance",
+        ge=1,
+        le=100_000_000,
+    )
     value_size: int = Field(1, description="bytes per value (the post: 1)", ge=1, le=1_000_000)
     proxy: Literal["twemproxy", "haproxy"] = Field("twemproxy", description="the proxy tier on the peer")
     placements: list[str] = Field(default_factory=lambda: list(PLACEMENTS), description="placements swept")

@@ -39,15 +39,21 @@ from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
 
 class ScaleoutOltpParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
 
     instances: int = Field(description="independent database instances, one client each (the post: 16)", ge=1, le=64)
     threads: list[int] = Field(description="sysbench threads of every client (the post: 4 per driver)")
     seconds: float = Field(description="duration of each measured run", gt=0, le=3600)
     warmup_seconds: float = Field(2, description="unrecorded run of all clients at once after preparing", ge=0, le=3600)
     tables: int = Field(1, description="sysbench tables per instance", ge=1, le=1000)
-    rows: int = Field(description="rows per table of every instance", ge=100)
-    buffer_pool_mb: int = Field(description="InnoDB buffer pool of every instance", ge=16)
+    rows: int = Field(
+        description="rows per table of every instance; ≤ 1e9, some 250 GB and days of preparing",
+        ge=100,
+        le=1_000_000_000,
+    )
+    buffer_pool_mb: int = Field(
+        description="InnoDB buffer pool of every instance; ≤ 4 TiB, past any host's memory", ge=16, le=4 * 2**20
+    )
     placements: list[str] = Field(default_factory=lambda: list(PLACEMENTS), description="placements swept")
 
     @field_validator("threads")

@@ -55,6 +55,7 @@ LAYERS = {
     "kitlib.peer": 2,
     "kitlib.testhost": 2,
     "kitlib.planning": 3,
+    "kitlib.plan_file": 3,
     "kitlib.parsers": 3,
     "kitlib.experiments": 3,
     "kitlib.store": 3,

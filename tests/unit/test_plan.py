@@ -51,7 +51,7 @@ def test_unknown_experiment_lists_known_ones():
 
 
 def test_labels_carry_options():
-    spec = parse_label("docker-host-volume+quota5000+period10000")
+    spec = parse_label("docker-host-volume+period10000+quota5000")
     assert (spec.kind, spec.network, spec.storage) == ("docker", "host", "volume")
     assert spec.options == {"quota": 5000, "period": 10000}
     assert parse_label("docker-nat-overlay").storage == "overlay"
