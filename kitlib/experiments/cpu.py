@@ -33,11 +33,16 @@ CORPUS_SEED = 1_000_000_000  # the size of enwik9, as a fixed seed
 
 
 class CpuParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no size
 
     corpus_mb: int = Field(description="generated corpus size (the paper: 1000 MB enwik9)", ge=1, le=100_000)
-    level: int = Field(2, ge=0, le=9)
-    linpack_n: int | None = Field(None, description="Linpack problem size N; None = derived from memory", ge=100)
+    level: int = Field(2, description="xz preset level", ge=0, le=9)
+    linpack_n: int | None = Field(
+        None,
+        description="Linpack problem size N; None = derived from memory (at most 200000: 640 GB)",
+        ge=100,
+        le=200_000,
+    )
     linpack_memory_fraction: float = Field(
         0.5, description="share of memory the two N x N matrices may use", gt=0, le=0.9
     )

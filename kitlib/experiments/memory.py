@@ -41,14 +41,21 @@ def numa_nodes() -> int:
 
 
 class MemoryParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no size
 
     llc_multiple: float = Field(4.0, description="STREAM: each array at least this many times the LLC", gt=0, le=1024)
     stream_ntimes: int = Field(
         10, description="STREAM: passes of each kernel (the first is not counted)", ge=2, le=1000
     )
-    stream_elements: int | None = Field(None, description="STREAM: doubles per array; None = from the LLC", ge=1000)
-    gups_llc_multiple: float = Field(4.0, description="RandomAccess: table at least this many times the LLC", gt=0)
+    stream_elements: int | None = Field(
+        None,
+        description="STREAM: doubles per array; None = from the LLC (at most 2^37: 1 TiB an array)",
+        ge=1000,
+        le=2**37,
+    )
+    gups_llc_multiple: float = Field(
+        4.0, description="RandomAccess: table at least this many times the LLC", gt=0, le=1024
+    )
     gups_min_table_mb: int = Field(1024, description="RandomAccess: table at least this many MiB", ge=1, le=2**20)
     gups_updates_per_word: int = Field(4, description="RandomAccess: updates per table word (spec: 4)", ge=1, le=4)
     gups_log2_words: int | None = Field(
