@@ -18,6 +18,7 @@ STAMP := $(ENV_DIR)/.kitlib-installed
 
 DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux python3-venv python3-pip \
   redis-server redis-tools nutcracker haproxy fio sysbench mariadb-server mariadb-client hpcc openmpi-bin libopenblas0-openmp xz-utils \
+  gcc libc6-dev libopenblas-openmp-dev \
   nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server \
   libvirt-clients libxml2-utils lxc chromium chromium-driver
 

@@ -25,14 +25,14 @@ TOOL_PACKAGES = (
     "fio",
     "sysbench",
     "mariadb-server",
-    "hpcc",
+    "libopenblas0-openmp",
     "xz-utils",
     "nuttcp",
     "iperf3",
     "sockperf",
     "netperf",
     "qemu-system-x86",
-    "openmpi-bin",
+    "libgomp1",
     "numactl",
 )
 DPKG_QUERY = ["dpkg-query", "-W", "-f", "${Package} ${Version} ${db:Status-Abbrev}\\n", *TOOL_PACKAGES]

@@ -114,16 +114,20 @@ class PxzWorkload(Workload):
         size = self.params.corpus_mb * 1024 * 1024
         env.run(services.command("corpus", path, size, CORPUS_SEED), timeout=1800)
         digest = env.run(["sha256sum", path], timeout=600).output.split()[0]
-        env.run(["sh", "-c", f"cat {path} > /dev/null"], timeout=600)  # into the page cache, as the paper's RAM
+        env.run(
+            ["sh", "-c", 'cat "$1" > /dev/null', "sh", path], timeout=600
+        )  # into the page cache, as the paper's RAM
         self.facts = {"corpus_bytes": size, "corpus_sha256": digest, "threads": len(env.layout.sut_cpus)}
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         threads = len(env.layout.sut_cpus)
         script = (
-            f"echo kit-input-bytes $(stat -c %s {env.data_dir}/corpus.txt); TIMEFORMAT='kit-elapsed-seconds %3R';"
-            f" time xz -T {threads} -{point['level']} -c -v < {env.data_dir}/corpus.txt > /dev/null"
+            'echo kit-input-bytes $(stat -c %s "$1"); TIMEFORMAT="kit-elapsed-seconds %3R";'
+            ' time xz -T "$2" "-$3" -c -v < "$1" > /dev/null'
         )
-        output = env.run(["bash", "-c", script], timeout=3600).output
+        corpus = f"{env.data_dir}/corpus.txt"
+        argv = ["bash", "-c", script, "bash", corpus, str(threads), str(int(point["level"]))]
+        output = env.run(argv, timeout=3600).output
         return RawResult(outputs={"xz": output}, facts=dict(self.facts))
 
 

@@ -1,4 +1,7 @@
-"""Running hpcc (HPL, STREAM, RandomAccess) with Open MPI inside any environment.
+"""Running hpcc (HPL, STREAM, RandomAccess) with Open MPI inside any environment, and sizing rules.
+
+The experiments measure with the kit's own programs (`programs`); hpcc stays for the side-by-side of
+their STREAM with hpcc's (`benchmarks/stream_side_by_side.py`) and for runs recorded before them.
 
 Open MPI is told to use shared memory within the node (btl self,vader, no single-copy mechanism
 that containers forbid) and that running as root is intended, so no run prints transport
@@ -8,8 +11,6 @@ warnings; the mpirun output is kept as its own raw file so that can be checked.
 from __future__ import annotations
 
 import math
-import warnings
-from typing import Any
 
 from kitlib.environments.base import Environment
 
@@ -77,67 +78,9 @@ def n_for_stream(llc_bytes: int, ranks: int, multiple: float) -> int:
     return int(math.ceil(math.sqrt(doubles * 3 * ranks) / 100.0) * 100)
 
 
-#: largest derived HPL N under software emulation: HPL there runs at ~0.1 GFLOPS, so the N of a
-#: real machine (thousands) would take hours; 2000 takes about a minute
-EMULATED_N_CAP = 2000
-
-
-def bounded_n(env: Environment, derived: int) -> tuple[int, dict[str, Any]]:
-    """`derived` where the CPU is real; under emulation at most EMULATED_N_CAP, with facts saying so
-    (an N the user set explicitly is never passed through here)."""
-    if not env.emulated or derived <= EMULATED_N_CAP:
-        return derived, {}
-    warnings.warn(
-        f"{env.label}: software emulation, so HPL N {derived} (derived from the hardware) is capped at "
-        f"{EMULATED_N_CAP}; pass -p hpl_n N to choose it yourself",
-        stacklevel=2,
-    )
-    return EMULATED_N_CAP, {"hpl_n_derived": derived, "hpl_n_capped_by": "software emulation"}
-
-
 def n_for_memory(mem_bytes: int, fraction: float, cap: int) -> int:
     """HPL N filling `fraction` of the memory (8 N² bytes), capped for short profiles."""
     return int(min(cap, math.sqrt(fraction * mem_bytes / 8)) // 100 * 100)
-
-
-def run(env: Environment, n: int, *, prefix: list[str] | None = None, timeout: float = 1800) -> dict[str, str]:
-    """Run hpcc once in a fresh folder on the environment's storage; raw mpirun output and hpccoutf.txt."""
-    ranks = len(env.layout.sut_cpus)
-    folder = f"{env.data_dir}/hpcc-{n}"
-    setup = (
-        f"rm -rf {folder} && mkdir -p {folder} && cat > {folder}/hpccinf.txt <<'KIT_EOF'\n{input_file(n, ranks)}KIT_EOF"
-    )
-    env.run(["sh", "-c", setup], timeout=60)
-    command = ["env", *MPI_ENV, "mpirun", "--bind-to", "core", "-np", str(ranks), "hpcc"]
-    mpirun = env.run(["sh", "-c", f'cd {folder} && exec "$@"', "sh", *(prefix or []), *command], timeout=timeout)
-    result = env.run(["cat", f"{folder}/hpccoutf.txt"], timeout=60).output
-    env.run(["rm", "-rf", folder], timeout=60)
-    return {"mpirun": mpirun.output, "hpccoutf": result}
-
-
-def read_number(env: Environment, command: str) -> int | None:
-    out = env.run(["sh", "-c", command], timeout=30, check=False)
-    try:
-        return int(out.output.strip().split()[0])
-    except (ValueError, IndexError):
-        return None
-
-
-def llc_bytes(env: Environment) -> int:
-    """The largest cache the environment's CPU 0 reports (sysfs), in bytes."""
-    sizes = env.run(["sh", "-c", "cat /sys/devices/system/cpu/cpu0/cache/index*/size"], timeout=30, check=False)
-    best = 0
-    for word in sizes.output.split():
-        unit = {"K": 1024, "M": 1024**2}.get(word[-1:], 1)
-        digits = word.rstrip("KM")
-        if digits.isdigit():
-            best = max(best, int(digits) * unit)
-    return best or 32 * 1024**2
-
-
-def memory_bytes(env: Environment) -> int:
-    value = read_number(env, "awk '/MemAvailable/ {print $2 * 1024}' /proc/meminfo")
-    return value or 2 * 1024**3
 
 
 def huge_pages(env: Environment) -> str:

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import cpus, environments, parsers, tables
+from kitlib import parsers, tables
 from kitlib.errors import ParseError, PlanError
 from kitlib.experiments import hpcc_run
 
@@ -59,19 +59,6 @@ def test_sizing_rules():
     assert n * n / (3 * 2) * 8 >= 4 * 32 * 1024**2  # each array at least 4 × the cache
     assert hpcc_run.n_for_memory(24 * 1024**3, 0.5, 6000) == 6000
     assert "1            Ps" in hpcc_run.input_file(4000, 2) and "4000         Ns" in hpcc_run.input_file(4000, 2)
-
-
-def test_derived_hpl_size_is_bounded_only_under_software_emulation():
-    layout = cpus.split(1, [])
-    native = environments.create("native", layout, run_label="kit1x0test", peer_reaches_nat=True)
-    assert hpcc_run.bounded_n(native, 7100) == (7100, {})
-    for label in ("qemu-tcg", "docker-in-qemu-tcg"):
-        emulated = environments.create(label, layout, run_label="kit1x0test", peer_reaches_nat=True, image="x")
-        with pytest.warns(UserWarning, match="capped at 2000"):
-            n, facts = hpcc_run.bounded_n(emulated, 7100)
-        assert n == hpcc_run.EMULATED_N_CAP and facts["hpl_n_derived"] == 7100
-    kvm = environments.create("kvm", layout, run_label="kit1x0test", peer_reaches_nat=True, image="x")
-    assert not kvm.emulated and hpcc_run.bounded_n(kvm, 7100)[0] == 7100
 
 
 def test_corpus_is_deterministic(tmp_path):
