@@ -34,6 +34,7 @@ LAYERS = {
     "kitlib.services": 0,
     "kitlib.hostid": 0,
     "kitlib.hostfacts": 0,
+    "kitlib.record_files": 0,
     "kitlib.stats": 0,
     "kitlib.ssh": 0,
     "kitlib.numa": 0,
