@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
 from kitlib.provenance import this_host_id
+from kitlib.ssh_files import check_private_key
 
 #: the environment kinds a remote system under test runs (over SSH, with its own Docker engine)
 REMOTE_KINDS = ("native", "docker")
@@ -99,6 +100,15 @@ class Plan(BaseModel):
         if self.peer == "remote" and (not self.peer_host or not self.sut_address):
             raise ValueError("a remote peer needs peer_host and sut_address (the system under test as it sees it)")
         return self
+
+    @field_validator("ssh_key")
+    @classmethod
+    def _protected_key(cls, value: str | None) -> str | None:
+        """A private key others can read is refused here, before anything starts, as OpenSSH refuses it
+        (a key not there yet is refused when the connection is made)."""
+        if value and Path(value).expanduser().exists():
+            check_private_key(value)
+        return value
 
     @field_validator("repetitions")
     @classmethod

@@ -37,6 +37,7 @@ LAYERS = {
     "kitlib.record_files": 0,
     "kitlib.stats": 0,
     "kitlib.ssh": 0,
+    "kitlib.ssh_files": 0,
     "kitlib.numa": 0,
     "kitlib.inventory": 0,
     "kitlib.cpu_sampler": 0,
