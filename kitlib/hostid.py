@@ -77,11 +77,19 @@ def differences(there: Mapping[str, Any], here: Mapping[str, Any]) -> list[str]:
     """How two hosts' identities differ (`cpu_model: 'AMD EPYC' there, 'Intel Xeon' here`), on the facts
     both recorded: a fact one side lacks is unknown, not a difference."""
     a, b = identity(there), identity(here)
-    return [
-        f"{name}: {a[name]!r} there, {b[name]!r} here"
-        for name in sorted(set(a) & set(b))
-        if a[name] is not None and b[name] is not None and a[name] != b[name]
-    ]
+    found = []
+    for name in sorted(set(a) & set(b)):
+        if a[name] is None or b[name] is None or a[name] == b[name]:
+            continue
+        if isinstance(a[name], dict) and isinstance(b[name], dict):  # caches: the levels that differ
+            found += [
+                f"{name} {level}: {a[name].get(level)!r} there, {b[name].get(level)!r} here"
+                for level in sorted(set(a[name]) | set(b[name]))
+                if a[name].get(level) != b[name].get(level)
+            ]
+        else:
+            found.append(f"{name}: {a[name]!r} there, {b[name]!r} here")
+    return found
 
 
 #: what `systemd-detect-virt` names a container (not a VM): the kit's host may run in one

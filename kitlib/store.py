@@ -122,7 +122,8 @@ def read_json(path: Path) -> dict[str, Any]:
     return document
 
 
-def _has_records(unit: dict[str, Any]) -> bool:
+def has_records(unit: dict[str, Any]) -> bool:
+    """Whether a unit document holds its records: an `ok` unit without them is not done."""
     records = unit.get("records")
     return isinstance(records, list) and bool(records) and all(isinstance(r, dict) for r in records)
 
@@ -260,7 +261,7 @@ class RunStore:
             return None
         unit = read_json(path)
         status = unit.get("status")
-        if status == "ok" and not _has_records(unit):
+        if status == "ok" and not has_records(unit):
             return None
         return status
 
@@ -295,7 +296,7 @@ class RunStore:
         import pandas as pd
 
         units = self.units()
-        rows = [row for u in units if u.get("status") == "ok" and _has_records(u) for row in u["records"]]
+        rows = [row for u in units if u.get("status") == "ok" and has_records(u) for row in u["records"]]
         frame = pd.DataFrame(rows) if rows else to_frame([])
         if rows:
             extra = [c for c in frame.columns if c not in CORE_COLUMNS]

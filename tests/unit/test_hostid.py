@@ -120,12 +120,20 @@ def test_a_folder_measured_on_other_hardware_is_refused_for_resume(tmp_path):
     here = provenance.collect_identity()
     plan = kitlib.plan("redis", environments=["native"], peer="netns").model_dump(mode="json")
     _measured_elsewhere(tmp_path / "same", here).write_plan(plan)  # this machine's folder resumes
-    clone = _with(_with(here, "cpu", model="Intel(R) Xeon(R) Processor"), "cpu", caches={"L3": "266240K"})
+    clone = _with(here, "cpu", model="Intel(R) Xeon(R) Processor", logical_cpus=here["cpu"]["logical_cpus"] + 2)
     store = _measured_elsewhere(tmp_path / "clone", clone)
     with pytest.raises(
-        KitError, match=r"another machine \(caches: .*; cpu_model: 'Intel\(R\) Xeon\(R\) Processor' there"
-    ):
+        KitError, match=r"another machine \(cpu_model: 'Intel\(R\) Xeon\(R\) Processor' there, "
+    ) as refused:
         store.write_plan(plan)
+    assert f"logical_cpus: {here['cpu']['logical_cpus'] + 2} there, {here['cpu']['logical_cpus']} here" in str(
+        refused.value
+    )
     assert not (store.root / "plan.json").exists()
     with pytest.raises(KitError, match="the plan was made on host 0123456789ab, this is host"):
         RunStore(tmp_path / "fresh").write_plan(plan | {"host": "0123456789ab"})
+
+
+def test_differing_caches_are_named_by_level():
+    xeon = _with(EPYC, "cpu", caches={"L2": "1024K", "L3": "266240K"})
+    assert hostid.differences(xeon, EPYC) == ["caches L3: '266240K' there, '32768K' here"]

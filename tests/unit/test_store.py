@@ -9,7 +9,7 @@ import time
 import pandas as pd
 import pytest
 
-from kitlib import cleanup
+from kitlib import cleanup, progress
 from kitlib.errors import KitError, RecordError
 from kitlib.records import Measurement, Record, place
 from kitlib.store import FORMAT_VERSION, TEMP_GRACE_S, RunStore, _umask, atomic_write, load_records, unit_key
@@ -153,6 +153,7 @@ def test_a_unit_is_done_only_with_its_records(tmp_path):
         assert store.unit_status(key) is None, key
     store.save_ok("done", _records(5.0, 0), {})
     assert store.unit_status("done") == "ok"
+    assert progress.count_done(store.units_dir, ["bare", "empty", "done"], since=0.0) == (1, 0)
     assert list(store.consolidate()["value"]) == [5.0]
 
 
