@@ -108,3 +108,29 @@ def test_good_rows_load_as_before(tmp_path):
     _folder(tmp_path, [HEADER, GOOD, "redis,redis,native,throughput,1001,req/s,quick-x,1,4"])
     frame = load_records(tmp_path / "runs")
     assert list(frame["value"]) == [1000.5, 1001.0] and list(frame["clients"]) == [4, 4]
+
+
+def test_a_folder_two_clones_resumed_under_one_old_id_is_split_by_session(tmp_path):
+    import json
+
+    from kitlib import hostid
+
+    epyc = {"cpu": {"model": "AMD EPYC", "logical_cpus": 2}, "os": {"machine_id": "3d" * 16}}
+    xeon = {"cpu": {"model": "Intel(R) Xeon(R) Processor", "logical_cpus": 2}, "os": {"machine_id": "3d" * 16}}
+    old = hostid.legacy_host_id(epyc)
+    assert old == hostid.legacy_host_id(xeon)
+    run = _folder(
+        tmp_path,
+        [
+            HEADER + ",host,started",
+            GOOD + f",{old},2026-01-01T10:00:00+00:00",
+            "redis,redis,native,throughput,900,req/s,quick-x,1,4" + f",{old},2026-01-02T10:00:00+00:00",
+        ],
+    )
+    sessions = [
+        {"started": "2026-01-01T09:59:00+00:00", "host": {**epyc, "host_id": old}},
+        {"started": "2026-01-02T09:59:00+00:00", "host": {**xeon, "host_id": old}},
+    ]
+    (run / "provenance.json").write_text(json.dumps({"sessions": sessions}))
+    frame = load_records(tmp_path / "runs")
+    assert list(frame["host"]) == [hostid.host_id(epyc), hostid.host_id(xeon)]
