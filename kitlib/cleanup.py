@@ -13,6 +13,7 @@ from kitlib.environments.lxc import orphaned_containers
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.host import commands, forwarding
 from kitlib.procs import owned_processes, pid_alive
+from kitlib.store import stale_temp_files
 from kitlib.testhost import clean_orphans
 
 
@@ -102,6 +103,16 @@ def clean_scratch() -> list[str]:
     return removed
 
 
+def clean_temp_files() -> list[str]:
+    """Half-written files of killed writers in the results folders (`.<name>.<random>` beside the file
+    they were to replace); the folders of runs in progress are left alone."""
+    removed = []
+    for path in stale_temp_files(paths.results_root()):
+        path.unlink(missing_ok=True)
+        removed.append(f"temp file {path}")
+    return removed
+
+
 def clean_system_containers() -> list[str]:
     removed = []
     for lxcpath, name in orphaned_containers(_orphaned):
@@ -134,4 +145,5 @@ def clean_leftovers() -> list[str]:
         + clean_links()
         + clean_docker()
         + clean_scratch()
+        + clean_temp_files()
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from kitlib import estimate, experiments, hostcheck, inventory, parsers, paths, signals
@@ -12,6 +13,7 @@ from kitlib.environments import availability
 from kitlib.errors import KitError, PlanError
 from kitlib.notebooks import execute_experiment
 from kitlib.planning import parse_value
+from kitlib.record_files import DuplicateRecords
 from kitlib.reproduce import reproduce
 from kitlib.runner import plan_units
 from kitlib.store import RunStore
@@ -25,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
 
+    warnings.showwarning = _show_warning
     try:
         with signals.stop_on_signals(until_exit=True):
             return args.func(args) or 0
@@ -34,6 +37,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP turned into the same unwinding
         print(signals.stopped_message(exc), file=sys.stderr)
         return signals.exit_code(exc)
+
+
+_default_showwarning = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """The kit's own notices (records counted once) as one `kit:` line; others as Python shows them."""
+    if issubclass(category, DuplicateRecords):
+        print(f"kit: {message}", file=sys.stderr)
+    else:
+        _default_showwarning(message, category, filename, lineno, file, line)
 
 
 def _parser() -> argparse.ArgumentParser:

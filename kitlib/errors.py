@@ -13,6 +13,11 @@ class PlanError(KitError, ValueError):
     """A parameter of a plan is invalid; raised before anything is started."""
 
 
+class RecordError(KitError, ValueError, TypeError):
+    """A record or a records file holds what no measurement can be (NaN, not a number, a row cut short);
+    the message names the metric, or the file and line."""
+
+
 class EnvironmentUnavailable(KitError):
     """An environment cannot run on this host; the message says why."""
 

@@ -3,8 +3,9 @@
 A bad value gets one message naming the parameter and what is allowed. The plan's digest names
 its results folder, so running the same plan again resumes it instead of starting over; the digest
 covers everything that changes what is measured (parameters, environments, order and its seed, the
-peer path, the system under test's host, the benchmark image), so a different plan never resumes
-another's results.
+peer path, the system under test's host, the benchmark image, and the machine the plan is made on:
+its machine-id with its hardware, `kitlib.hostid`), so a different plan, or the same plan on another
+machine (a clone of one image included), never resumes another's results.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from kitlib.environments import option_values
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
+from kitlib.provenance import this_host_id
+from kitlib.ssh_files import check_private_key
 
 #: the environment kinds a remote system under test runs (over SSH, with its own Docker engine)
 REMOTE_KINDS = ("native", "docker")
@@ -63,14 +66,20 @@ class Plan(BaseModel):
     seed: int | None = None
     #: the benchmark image (its build inputs' digest) where an environment uses one
     image: str | None = None
+    #: the id of the machine the plan is made on and runs on (`kitlib.hostid`; filled where it is made)
+    host: str | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _draw_seed(cls, data: Any) -> Any:
         """A plan made without a seed gets one derived from its other fields: stable, so the same plan
-        made twice has the same run_id (and resumes), and recorded in plan.json."""
+        made twice has the same run_id (and resumes), and recorded in plan.json. The machine does not
+        change the seed (the same plan runs in the same order everywhere); a plan made without a host
+        is this machine's."""
+        if isinstance(data, dict) and data.get("host") is None:
+            data = {**data, "host": this_host_id()}
         if isinstance(data, dict) and data.get("seed") is None:
-            payload = {k: v for k, v in data.items() if k not in NOT_IDENTITY and k != "seed"}
+            payload = {k: v for k, v in data.items() if k not in NOT_IDENTITY and k not in ("seed", "host")}
             text = json.dumps(payload, sort_keys=True, default=str)
             data = {**data, "seed": int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)}
         return data
@@ -112,6 +121,15 @@ class Plan(BaseModel):
         if reasons:
             raise ValueError("options beyond this host: " + "; ".join(reasons))
         return self
+
+    @field_validator("ssh_key")
+    @classmethod
+    def _protected_key(cls, value: str | None) -> str | None:
+        """A private key others can read is refused here, before anything starts, as OpenSSH refuses it
+        (a key not there yet is refused when the connection is made)."""
+        if value and Path(value).expanduser().exists():
+            check_private_key(value)
+        return value
 
     @field_validator("repetitions")
     @classmethod

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kitlib import experiments
 from kitlib.planning import Plan
-from kitlib.store import unit_key
+from kitlib.store import has_records, unit_key
 
 
 def planned_units(plan: Plan) -> list[str]:
@@ -33,8 +33,10 @@ def planned_units(plan: Plan) -> list[str]:
 def _status(units_dir: Path, key: str) -> tuple[str | None, float]:
     path = units_dir / f"{key}.json"
     try:
-        return json.loads(path.read_text()).get("status"), path.stat().st_mtime
-    except (OSError, ValueError):
+        unit = json.loads(path.read_text())
+        status = unit.get("status")
+        return (None if status == "ok" and not has_records(unit) else status), path.stat().st_mtime
+    except (OSError, ValueError, AttributeError):
         return None, 0.0
 
 

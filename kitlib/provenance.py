@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import platform
@@ -59,7 +60,51 @@ def collect_cpu() -> dict[str, Any]:
     info["sockets"] = len({line for line in text.splitlines() if line.startswith("physical id")}) or None
     governor = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     info["governor"] = governor.read_text().strip() if governor.exists() else None
+    info["caches"] = collect_caches()
     return info
+
+
+#: sysfs' cache types as lscpu names them (L1d, L1i, L2, L3)
+_CACHE_TYPES = {"Data": "d", "Instruction": "i", "Unified": ""}
+
+
+def collect_caches(cpu_dir: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> dict[str, str] | None:
+    """The first CPU's caches, `{"L1d": "32K", …, "L3": "32768K"}` (part of the host's identity), None
+    where sysfs does not describe them."""
+    caches = {}
+    for index in sorted(cpu_dir.glob("index[0-9]*")):
+        try:
+            level, kind, size = ((index / name).read_text().strip() for name in ("level", "type", "size"))
+        except OSError:
+            continue
+        caches[f"L{level}{_CACHE_TYPES.get(kind, kind)}"] = size
+    return caches or None
+
+
+def parse_caches(text: str) -> dict[str, str] | None:
+    """`level:type:size` words (what _REMOTE_FACTS prints) as `collect_caches` gives them."""
+    caches = {}
+    for word in text.split():
+        level, kind, size = (word.split(":") + ["", ""])[:3]
+        if level.isdigit() and size:
+            caches[f"L{level}{_CACHE_TYPES.get(kind, kind)}"] = size
+    return caches or None
+
+
+def collect_identity() -> dict[str, Any]:
+    """The facts of this host that make its id (`hostid.identity`): cheap, no engine asked."""
+    cpu = collect_cpu()
+    return {
+        "cpu": {k: cpu.get(k) for k in ("model", "logical_cpus", "caches")},
+        "memory": collect_memory(),
+        "os": {"machine_id": _machine_id(), "hostname": socket.gethostname()},
+    }
+
+
+@functools.cache
+def this_host_id() -> str:
+    """This host's id, as its records will carry it (and as a plan made here names it)."""
+    return host_id(collect_identity())
 
 
 def collect_numa() -> dict[str, Any]:
@@ -205,6 +250,8 @@ _REMOTE_FACTS = (
     "echo machine_id=$(cat /etc/machine-id 2>/dev/null); echo hostname=$(hostname); echo kernel=$(uname -r);"
     " echo cpus=$(nproc --all); echo model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-);"
     " echo mem=$(grep MemTotal /proc/meminfo | cut -d: -f2-);"
+    " echo caches=$(for d in /sys/devices/system/cpu/cpu0/cache/index*; do"
+    " echo $(cat $d/level):$(cat $d/type):$(cat $d/size); done 2>/dev/null);"
     " echo virt=$(systemd-detect-virt 2>/dev/null || (grep -qw hypervisor /proc/cpuinfo && echo vm || echo none))"
 )
 
@@ -217,7 +264,11 @@ def collect_host_over(run) -> dict[str, Any]:
     facts = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
     cpus = facts.get("cpus", "").strip()
     host = {
-        "cpu": {"model": facts.get("model", "").strip() or None, "logical_cpus": int(cpus) if cpus.isdigit() else None},
+        "cpu": {
+            "model": facts.get("model", "").strip() or None,
+            "logical_cpus": int(cpus) if cpus.isdigit() else None,
+            "caches": parse_caches(facts.get("caches", "")),
+        },
         "memory": {"MemTotal": facts.get("mem", "").strip() or None},
         "os": {
             "kernel": facts.get("kernel", "").strip() or None,

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kitlib.errors import RecordError
+
 #: Columns every record file has, in this order; parameter columns follow.
 CORE_COLUMNS = (
     "experiment",
@@ -31,6 +33,17 @@ BOOKKEEPING_COLUMNS = frozenset(
 MEASUREMENT_COLUMNS = ("metric", "value", "unit")
 
 
+def check_value(metric: str, value: Any) -> None:
+    """A measured value is a finite number: NaN, infinity, text or None is the kit's error naming the
+    metric (a RecordError, also a ValueError or TypeError to callers that catch those)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise RecordError(f"{metric}: value must be a number, got {value!r}")
+    if math.isnan(value):
+        raise RecordError(f"{metric}: a measurement cannot be NaN")
+    if math.isinf(value):
+        raise RecordError(f"{metric}: a measurement cannot be infinite ({value!r})")
+
+
 @dataclass(frozen=True)
 class Measurement:
     """What a parser returns: a metric, its value and unit, and dimensions the tool output names."""
@@ -43,10 +56,7 @@ class Measurement:
     workload: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.value, (int, float)) or isinstance(self.value, bool):
-            raise TypeError(f"{self.metric}: value must be a number, got {self.value!r}")
-        if math.isnan(self.value):
-            raise ValueError(f"{self.metric}: a measurement cannot be NaN")
+        check_value(self.metric, self.value)
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,9 @@ class Record:
     run_id: str
     repetition: int
     params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_value(self.metric, self.value)
 
     def as_row(self) -> dict[str, Any]:
         row = {name: getattr(self, name) for name in CORE_COLUMNS}

@@ -1,7 +1,8 @@
 """SSH connections with fabric for remote hosts (a remote system under test, a remote peer).
 
-Host keys are pinned: the host must be in the given known_hosts file (or the user's); an unknown
-or changed key is refused, never accepted blindly.
+Host keys are pinned: the host must be in the given known_hosts file (or the user's); an unknown,
+changed or `@revoked` key is refused, never accepted blindly, and so is a private key others can read
+(`kitlib.ssh_files`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from kitlib import ssh_files
 from kitlib.errors import EnvironmentUnavailable
 
 
@@ -17,15 +19,16 @@ def connect(target: str, *, key_filename: str | None = None, known_hosts: str | 
     import paramiko
     from fabric import Connection
 
+    if key_filename:
+        ssh_files.check_private_key(key_filename, EnvironmentUnavailable)
     connect_kwargs = {"key_filename": key_filename} if key_filename else {}
     connection = Connection(target, connect_timeout=timeout, connect_kwargs=connect_kwargs)
     client = connection.client
-    client.set_missing_host_key_policy(paramiko.RejectPolicy())
-    if known_hosts:
-        client.load_host_keys(str(Path(known_hosts).expanduser()))
-    else:
-        client.load_system_host_keys()
     pinned_in = known_hosts or "~/.ssh/known_hosts"
+    pins = Path(pinned_in).expanduser()
+    known = ssh_files.load_known_hosts(pins) if known_hosts or pins.exists() else ssh_files.KnownHosts()
+    known.install(client.get_host_keys())
+    client.set_missing_host_key_policy(ssh_files.reject_policy(known, pinned_in))
     try:
         connection.open()
     except paramiko.BadHostKeyException as exc:
@@ -34,6 +37,8 @@ def connect(target: str, *, key_filename: str | None = None, known_hosts: str | 
             f"since it was pinned in {pinned_in} (host keys are pinned: find out why before replacing it)"
         ) from exc
     except paramiko.SSHException as exc:
+        if ssh_files.REVOKED in str(exc):
+            raise EnvironmentUnavailable(f"ssh {target}: refused: {exc}") from exc
         if "not found in known_hosts" in str(exc):
             raise EnvironmentUnavailable(
                 f"ssh {target}: refused: its host key is not in {pinned_in} (host keys are pinned: compare its "

@@ -20,29 +20,112 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kitlib import provenance, record_files
 from kitlib.errors import KitError
-from kitlib.hostid import host_id
+from kitlib.hostid import differences, host_id
 from kitlib.records import CORE_COLUMNS, Record, to_frame
 
 FORMAT_VERSION = 1
 
 
+#: the prefix of atomic_write's temp files (`.<name>.<random>`): what `kit clean` removes of a killed writer
+TEMP_PREFIX = "."
+
+
 def atomic_write(path: Path, text: str) -> None:
-    """Write via a temp file in the same folder and rename, so readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """Write via a temp file in the same folder and rename, so readers never see half a file; the file
+    and then its folder are fsynced, so a record committed survives a power cut (a rename alone may
+    reach the disk before the data it names)."""
+    created = _make_dirs(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
+            handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
+            os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    for folder in [path.parent, *created]:
+        fsync_dir(folder)
+
+
+#: mkstemp's random part: 8 of these characters
+_TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}$")
+#: a temp file younger than this may be a live writer's (its rename a moment away)
+TEMP_GRACE_S = 60.0
+
+
+def stale_temp_files(results: Path, now: float | None = None) -> list[Path]:
+    """atomic_write's temp files that a killed writer left under `results` (`.<name>.<8 random>`): in no
+    run folder a process holds the lock of, and older than TEMP_GRACE_S."""
+    import time
+
+    now = time.time() if now is None else now
+    found = []
+    busy: dict[Path, bool] = {}
+    for path in sorted(Path(results).rglob(".*")):
+        if not _TEMP_NAME.match(path.name) or not path.is_file() or path.is_symlink():
+            continue
+        run = _run_folder(path, Path(results))
+        if run is not None and busy.setdefault(run, RunStore(run).busy()):
+            continue
+        if now - path.lstat().st_mtime >= TEMP_GRACE_S:
+            found.append(path)
+    return found
+
+
+def _run_folder(path: Path, results: Path) -> Path | None:
+    """`results/<experiment>/<run_id>` holding `path`, None for files above the run folders."""
+    parts = path.relative_to(results).parts
+    return results / parts[0] / parts[1] if len(parts) > 2 else None
+
+
+def _make_dirs(folder: Path) -> list[Path]:
+    """mkdir -p; the parents of the folders it created (whose entries must reach the disk too)."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        created.mkdir(exist_ok=True)
+    return [m.parent for m in missing]
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a folder's entries (a rename, a new file) durable."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object of the store, or the kit's error naming the file (a file cut or overwritten by
+    hand is never read as an empty one)."""
+    try:
+        document = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise KitError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise KitError(f"{path}: not valid JSON ({exc}): it was cut or changed outside the kit") from None
+    if not isinstance(document, dict):
+        raise KitError(f"{path}: holds {type(document).__name__}, not the JSON object the store writes")
+    return document
+
+
+def has_records(unit: dict[str, Any]) -> bool:
+    """Whether a unit document holds its records: an `ok` unit without them is not done."""
+    records = unit.get("records")
+    return isinstance(records, list) and bool(records) and all(isinstance(r, dict) for r in records)
 
 
 def _umask() -> int:
@@ -110,6 +193,20 @@ class RunStore:
         finally:
             os.close(fd)  # closing the descriptor releases the lock
 
+    def busy(self) -> bool:
+        """Whether a process holds the folder's lock now (a run writing into it)."""
+        path = self.root / ".lock"
+        if not path.exists():
+            return False
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing the descriptor releases a lock it took
+        return False
+
     # -- the plan --------------------------------------------------------------------------
     def write_plan(
         self,
@@ -117,11 +214,14 @@ class RunStore:
         ignore: Iterable[str] = ("ssh_key", "known_hosts", "preset", "sut_docker_socket"),
     ) -> None:
         """Record the plan; a folder holding another plan is refused, naming the fields that differ
-        (fields in `ignore` do not change what is measured and may differ)."""
+        (fields in `ignore` do not change what is measured and may differ). A plan that names its
+        machine (`host`) runs only on that machine, into a folder measured on no other one."""
         existing = self.root / "plan.json"
         document = {"format_version": FORMAT_VERSION, "plan": plan_json}
+        if plan_json.get("host"):
+            self.refuse_other_machine(str(plan_json["host"]))
         if existing.exists():
-            old = json.loads(existing.read_text())
+            old = read_json(existing)
             if old.get("format_version", 0) > FORMAT_VERSION:
                 raise KitError(f"{self.root} was written by a newer kitlib (format {old['format_version']})")
             differing = plan_differences(old.get("plan", {}), plan_json, ignore)
@@ -134,12 +234,36 @@ class RunStore:
             return
         atomic_write(existing, json.dumps(document, indent=2, sort_keys=True))
 
+    def refuse_other_machine(self, plan_host: str) -> None:
+        """Results are resumed only on the machine that measured them: a folder whose provenance
+        records other hardware (or another machine-id), or a plan made on another machine, is refused,
+        naming the difference."""
+        here = provenance.collect_identity()
+        for session in self.sessions():
+            found = differences(session.get("host") or {}, here)
+            if found:
+                raise KitError(
+                    f"{self.root} was measured on another machine ({'; '.join(found)}): its results are "
+                    "not resumed here; choose another results folder or run the plan on that machine"
+                )
+        if plan_host != host_id(here):
+            raise KitError(
+                f"{self.root}: the plan was made on host {plan_host}, this is host {host_id(here)}: "
+                "make the plan on this machine (its run_id then names this machine)"
+            )
+
     # -- units -----------------------------------------------------------------------------
     def unit_status(self, key: str) -> str | None:
+        """`ok` (done: it holds its records), `failed`, or None (never run); a unit file that says `ok`
+        without records is not done, so its point is measured again."""
         path = self.units_dir / f"{key}.json"
         if not path.exists():
             return None
-        return json.loads(path.read_text()).get("status")
+        unit = read_json(path)
+        status = unit.get("status")
+        if status == "ok" and not has_records(unit):
+            return None
+        return status
 
     def save_raw(self, key: str, outputs: dict[str, str]) -> list[str]:
         names = []
@@ -164,7 +288,7 @@ class RunStore:
     def units(self) -> list[dict[str, Any]]:
         if not self.units_dir.exists():
             return []
-        return [json.loads(p.read_text()) | {"key": p.stem} for p in sorted(self.units_dir.glob("*.json"))]
+        return [read_json(p) | {"key": p.stem} for p in sorted(self.units_dir.glob("*.json"))]
 
     # -- consolidated views ----------------------------------------------------------------
     def consolidate(self):
@@ -172,14 +296,16 @@ class RunStore:
         import pandas as pd
 
         units = self.units()
-        rows = [row for u in units if u["status"] == "ok" for row in u["records"]]
+        rows = [row for u in units if u.get("status") == "ok" and has_records(u) for row in u["records"]]
         frame = pd.DataFrame(rows) if rows else to_frame([])
         if rows:
             extra = [c for c in frame.columns if c not in CORE_COLUMNS]
             frame = frame[list(CORE_COLUMNS) + extra]
         atomic_write(self.root / "records.csv", frame.to_csv(index=False))
         failed = [
-            {"unit": u["key"], "env": u.get("env"), "reason": u.get("reason")} for u in units if u["status"] == "failed"
+            {"unit": u["key"], "env": u.get("env"), "reason": u.get("reason")}
+            for u in units
+            if u.get("status") == "failed"
         ]
         failures = self.root / "failures.csv"
         if failed:
@@ -195,45 +321,41 @@ class RunStore:
         return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["unit", "env", "reason"])
 
     # -- provenance ------------------------------------------------------------------------
+    def sessions(self) -> list[dict[str, Any]]:
+        """The sessions provenance.json records ([] without one)."""
+        path = self.root / "provenance.json"
+        return list(read_json(path).get("sessions") or []) if path.exists() else []
+
     def append_provenance(self, session: dict[str, Any]) -> None:
         path = self.root / "provenance.json"
-        document = json.loads(path.read_text()) if path.exists() else {"format_version": FORMAT_VERSION, "sessions": []}
+        document = read_json(path) if path.exists() else {"format_version": FORMAT_VERSION, "sessions": []}
         document["sessions"].append(session)
         atomic_write(path, json.dumps(document, indent=2, default=str))
 
 
 def load_records(*roots: Path | str, experiment: str | None = None):
-    """Every records.csv under the given folders (results/, data/sample/, …) as one frame. Record files
-    older than the `host` column get it from their folder's provenance.json (the last session's host)."""
+    """Every records.csv under the given folders (results/, data/sample/, …) as one frame, each record
+    once, each naming its host as `hostid.host_id` computes it now (from its folder's provenance.json
+    where the file's own ids are older or absent). A bad row, a record with two values, a metric in two
+    units are errors naming the file (`kitlib.record_files`)."""
     import pandas as pd
 
+    pattern = f"{experiment}/*/records.csv" if experiment else "*/*/records.csv"
+    unique_roots, again = record_files.same_folders(Path(root) for root in roots)
+    found = [path.parent for root in unique_roots for path in sorted(root.glob(pattern))]
+    folders, linked = record_files.same_folders(found)
+    for repeated, first in again + linked:
+        what = "given twice" if str(repeated) == str(first) else f"the same folder as {first}"
+        warnings.warn(f"{repeated}: {what}: counted once", record_files.DuplicateRecords, stacklevel=2)
     frames = []
-    for root in roots:
-        pattern = f"{experiment}/*/records.csv" if experiment else "*/*/records.csv"
-        for path in sorted(Path(root).glob(pattern)):
-            frame = pd.read_csv(path)
-            if not frame.empty:
-                frame["source"] = str(path.parent)
-                if "host" not in frame.columns or frame["host"].isna().any():
-                    known = recorded_host_id(path.parent)
-                    if "host" not in frame.columns:
-                        frame["host"] = known
-                    else:
-                        frame["host"] = frame["host"].fillna(known)
-                frames.append(frame)
+    for folder in folders:
+        frame = record_files.read_records_csv(folder / "records.csv")
+        if not frame.empty:
+            frame["source"] = str(folder)
+            sessions = RunStore(folder).sessions()
+            frames.append(record_files.with_current_host_ids(frame, sessions, folder))
     if not frames:
         return to_frame([])
-    return pd.concat(frames, ignore_index=True)
-
-
-def recorded_host_id(run_dir: Path) -> str | None:
-    """The host id of a run folder's provenance (its last session), None when it has none."""
-
-    path = Path(run_dir) / "provenance.json"
-    try:
-        sessions = json.loads(path.read_text()).get("sessions") or []
-    except (OSError, ValueError):
-        return None
-    if not sessions or not sessions[-1].get("host"):
-        return None
-    return host_id(sessions[-1]["host"])
+    frame = record_files.drop_duplicates(pd.concat(frames, ignore_index=True))
+    record_files.check_units(frame)
+    return frame

@@ -119,3 +119,21 @@ def test_remote_sut_accepts_native_and_docker_only():
 
     with pytest.raises(PlanError, match="runs `native` and `docker-\\*` only"):
         kitlib.plan("redis", environments=["native", "kvm"], sut_host="root@example:22")
+
+
+def test_known_hosts_markers_against_a_real_sshd(sshd, tmp_path):
+    """A CA line beside the pin is no obstacle; the same key marked @revoked is refused though pinned."""
+    from kitlib import ssh
+
+    pin = Path(sshd["known_hosts"]).read_text()
+    _, kind, blob = pin.split()
+    (tmp_path / "ca").write_text(f"@cert-authority *.lab {kind} {blob}\n" + pin)
+    connection = ssh.connect(sshd["target"], key_filename=sshd["key"], known_hosts=str(tmp_path / "ca"))
+    assert ssh.run(connection, ["true"], timeout=30)[0] == 0
+    connection.close()
+    (tmp_path / "revoked").write_text(pin + f"@revoked * {kind} {blob}\n")
+    with pytest.raises(EnvironmentUnavailable, match="refused: its host key ssh-ed25519 .* is marked @revoked"):
+        ssh.connect(sshd["target"], key_filename=sshd["key"], known_hosts=str(tmp_path / "revoked"))
+    Path(sshd["key"]).chmod(0o644)
+    with pytest.raises(EnvironmentUnavailable, match="permissions 0644 let others read it"):
+        ssh.connect(sshd["target"], key_filename=sshd["key"], known_hosts=sshd["known_hosts"])

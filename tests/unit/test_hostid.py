@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import kitlib
 from kitlib import hostid, provenance
+from kitlib.errors import KitError
+from kitlib.paths import PROJECT_ROOT
+from kitlib.planning import Plan
+from kitlib.store import RunStore, load_records
 
 
 def test_the_id_is_stable_and_prefers_the_machine_id():
@@ -19,3 +29,111 @@ def test_a_vm_guest_is_told_apart_from_a_container_and_bare_metal():
     assert hostid.is_virtual_machine({**bare, "virtualization": "kvm"})
     assert hostid.is_virtual_machine({"cpu": {"virtualization_flags": ["hypervisor"]}, "virtualization": "docker"})
     assert "a VM guest" in hostid.describe_host({"cpu": {"virtualization_flags": ["hypervisor"]}, "os": {}})
+
+
+#: two machines cloned from one image: one machine-id, other hardware (the case of data/sample's Xeon run)
+EPYC = {
+    "cpu": {"model": "AMD EPYC", "logical_cpus": 2, "caches": {"L2": "1024K", "L3": "32768K"}},
+    "memory": {"MemTotal": "24684084 kB"},
+    "os": {"machine_id": "3d1219c7c4c5404aaa1f6d2a48adfda4", "hostname": "vm"},
+}
+
+
+def _with(host: dict, part: str, **facts) -> dict:
+    return {**host, part: {**host[part], **facts}}
+
+
+@pytest.mark.parametrize(
+    "clone",
+    [
+        _with(EPYC, "cpu", model="Intel(R) Xeon(R) Processor"),
+        _with(EPYC, "cpu", logical_cpus=4),
+        _with(EPYC, "cpu", caches={"L2": "1024K", "L3": "266240K"}),
+        _with(EPYC, "memory", MemTotal="32873000 kB"),
+    ],
+)
+def test_clones_of_one_image_never_share_a_host_id(clone):
+    assert hostid.host_id(clone) != hostid.host_id(EPYC)
+    assert hostid.legacy_host_id(clone) == hostid.legacy_host_id(EPYC), "the old id took them for one machine"
+    assert hostid.differences(EPYC, clone), "and the difference is named"
+
+
+def test_the_kernels_reservations_do_not_make_another_machine():
+    assert hostid.host_id(_with(EPYC, "memory", MemTotal="24683656 kB")) == hostid.host_id(EPYC)
+    assert hostid.differences(EPYC, _with(EPYC, "os", hostname="renamed")) == []
+
+
+def test_caches_are_read_from_sysfs_and_from_a_remote_listing(tmp_path):
+    for index, (level, kind, size) in enumerate(
+        [("1", "Data", "32K"), ("1", "Instruction", "32K"), ("3", "Unified", "32768K")]
+    ):
+        folder = tmp_path / f"index{index}"
+        folder.mkdir()
+        for name, text in (("level", level), ("type", kind), ("size", size)):
+            (folder / name).write_text(text + "\n")
+    expected = {"L1d": "32K", "L1i": "32K", "L3": "32768K"}
+    assert provenance.collect_caches(tmp_path) == expected
+    assert provenance.parse_caches("1:Data:32K 1:Instruction:32K 3:Unified:32768K") == expected
+    assert provenance.collect_caches(tmp_path / "absent") is None
+
+
+def test_this_hosts_id_is_its_identity_and_every_plan_names_it():
+    here = provenance.this_host_id()
+    assert here == hostid.host_id(provenance.collect_host())
+    plan = kitlib.plan("redis", environments=["native"], peer="netns")
+    assert plan.host == here
+
+
+def test_the_same_plan_on_two_machines_gets_two_run_ids_and_one_order():
+    on_epyc = kitlib.plan("redis", environments=["native", "docker-nat-volume"], peer="netns")
+    on_xeon = Plan.model_validate(
+        on_epyc.model_dump(mode="json") | {"host": hostid.host_id(_with(EPYC, "cpu", model="Xeon")), "seed": None}
+    )
+    assert on_epyc.run_id != on_xeon.run_id
+    assert on_epyc.seed == on_xeon.seed, "the machine changes where results go, not the order they are taken in"
+
+
+def test_the_sample_keeps_its_machines_apart_and_none_is_this_one():
+    frame = load_records(PROJECT_ROOT / "data" / "sample")
+    by_folder = frame.groupby("source")["host"].unique()
+    assert all(len(ids) == 1 for ids in by_folder), "one machine per run folder of the sample"
+    expected = {
+        source: hostid.host_id(RunStore(Path(source)).sessions()[-1]["host"]) for source in frame["source"].unique()
+    }
+    assert {s: ids[0] for s, ids in by_folder.items()} == expected, "ids recomputed from provenance"
+    xeon = frame[frame["experiment"] == "scaleout-oltp"]["host"].unique()
+    epyc = frame[frame["experiment"] == "redis"]["host"].unique()
+    assert set(xeon).isdisjoint(epyc), "the Xeon clone is not the EPYC it was cloned with"
+    assert provenance.this_host_id() not in set(frame["host"]), "records made here never carry the sample's id"
+    on_disk = pd.read_csv(PROJECT_ROOT / "data" / "sample" / "scaleout-oltp" / "quick-f692cfd647" / "records.csv")
+    assert set(on_disk["host"]) == {"d85248253334"}, "the sample's files are not rewritten"
+    print({host: sorted(set(part["experiment"])) for host, part in frame.groupby("host")})
+
+
+def _measured_elsewhere(root: Path, host: dict) -> RunStore:
+    store = RunStore(root / "redis" / "quick-x")
+    store.append_provenance({"host": host})
+    return store
+
+
+def test_a_folder_measured_on_other_hardware_is_refused_for_resume(tmp_path):
+    here = provenance.collect_identity()
+    plan = kitlib.plan("redis", environments=["native"], peer="netns").model_dump(mode="json")
+    _measured_elsewhere(tmp_path / "same", here).write_plan(plan)  # this machine's folder resumes
+    clone = _with(here, "cpu", model="Intel(R) Xeon(R) Processor", logical_cpus=here["cpu"]["logical_cpus"] + 2)
+    store = _measured_elsewhere(tmp_path / "clone", clone)
+    with pytest.raises(
+        KitError, match=r"another machine \(cpu_model: 'Intel\(R\) Xeon\(R\) Processor' there, "
+    ) as refused:
+        store.write_plan(plan)
+    assert f"logical_cpus: {here['cpu']['logical_cpus'] + 2} there, {here['cpu']['logical_cpus']} here" in str(
+        refused.value
+    )
+    assert not (store.root / "plan.json").exists()
+    with pytest.raises(KitError, match="the plan was made on host 0123456789ab, this is host"):
+        RunStore(tmp_path / "fresh").write_plan(plan | {"host": "0123456789ab"})
+
+
+def test_differing_caches_are_named_by_level():
+    xeon = _with(EPYC, "cpu", caches={"L2": "1024K", "L3": "266240K"})
+    assert hostid.differences(xeon, EPYC) == ["caches L3: '266240K' there, '32768K' here"]

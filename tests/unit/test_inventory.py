@@ -15,6 +15,7 @@ def files(tmp_path):
         "10.0.0.2 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlaceholderKeyForParsingOnly\n"
     )
     (tmp_path / "id_ed25519").write_text("not read by the parser\n")
+    (tmp_path / "id_ed25519").chmod(0o600)
     return tmp_path
 
 

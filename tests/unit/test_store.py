@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pandas as pd
 import pytest
 
-from kitlib.errors import KitError
+from kitlib import cleanup, progress
+from kitlib.errors import KitError, RecordError
 from kitlib.records import Measurement, Record, place
-from kitlib.store import FORMAT_VERSION, RunStore, atomic_write, load_records, unit_key
+from kitlib.store import FORMAT_VERSION, TEMP_GRACE_S, RunStore, _umask, atomic_write, load_records, unit_key
 
 
-def _records(value: float, repetition: int):
+def _records(value: float, repetition: int, run_id: str = "quick-x"):
     return place(
         [Measurement("throughput", value, "req/s", {"op": "mix"})],
         experiment="redis",
         workload="redis",
         env="native",
-        run_id="quick-x",
+        run_id=run_id,
         repetition=repetition,
         params={"clients": 4},
     )
@@ -82,11 +85,86 @@ def test_missing_values_stay_missing():
 
 
 def test_load_records_across_folders(tmp_path):
-    for root, value in ((tmp_path / "one", 1.0), (tmp_path / "two", 2.0)):
-        store = RunStore(root / "redis" / "quick-x")
-        store.save_ok("k", _records(value, 0), {})
+    for root, value, run in ((tmp_path / "one", 1.0, "quick-x"), (tmp_path / "two", 2.0, "quick-y")):
+        store = RunStore(root / "redis" / run)
+        store.save_ok("k", _records(value, 0, run), {})
         store.consolidate()
     frame = load_records(tmp_path / "one", tmp_path / "two", experiment="redis")
     assert sorted(frame["value"]) == [1.0, 2.0]
     assert frame["source"].nunique() == 2
     assert isinstance(load_records(tmp_path / "none"), pd.DataFrame)
+
+
+def test_a_measurement_is_a_finite_number_or_the_kits_error():
+    for bad in (float("nan"), float("inf"), -float("inf"), "12", None, True):
+        with pytest.raises(RecordError, match="throughput"):
+            Measurement("throughput", bad, "req/s")  # type: ignore[arg-type]
+    with pytest.raises(RecordError, match="NaN"):
+        Record("e", "w", "native", "m", float("nan"), "u", "r", 0)
+
+
+def test_a_commit_is_fsynced_file_then_folder(tmp_path, monkeypatch):
+    synced = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    target = tmp_path / "new" / "units" / "k.json"
+    atomic_write(target, "{}")
+    assert synced[0].startswith(str(target.parent / ".k.json.")), "the data before the rename"
+    assert synced[1:] == [str(target.parent), str(target.parent.parent), str(tmp_path)], synced
+    assert target.read_text() == "{}" and oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+
+
+def test_kit_clean_removes_a_killed_writers_temp_files_only(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIT_RESULTS", str(tmp_path))
+    dead = RunStore(tmp_path / "redis" / "quick-dead")
+    live = RunStore(tmp_path / "redis" / "quick-live")
+    old = time.time() - 2 * TEMP_GRACE_S
+    left = []
+    for store in (dead, live):
+        atomic_write(store.root / "records.csv", "x\n")
+        for name in (".records.csv.k3j_x9a2", "units/.k.json.abcdefgh"):
+            (store.root / name).parent.mkdir(exist_ok=True)
+            (store.root / name).write_text("half")
+            os.utime(store.root / name, (old, old))
+            left.append(store.root / name)
+    fresh = dead.root / ".plan.json.zzzzzzzz"
+    fresh.write_text("being written")
+    keep = [dead.root / ".lock", dead.root / ".hidden-note"]
+    for path in keep:
+        path.write_text("")
+        os.utime(path, (old, old))
+    with live.locked():
+        removed = cleanup.clean_temp_files()
+    assert sorted(removed) == sorted(f"temp file {p}" for p in left[:2]), removed
+    assert all(p.exists() for p in [*left[2:], fresh, *keep, dead.root / "records.csv"])
+    assert cleanup.clean_temp_files() == [f"temp file {p}" for p in sorted(left[2:])], "once the run has ended"
+
+
+def test_a_unit_is_done_only_with_its_records(tmp_path):
+    store = RunStore(tmp_path)
+    store.units_dir.mkdir(parents=True)
+    for key, document in {"bare": {"status": "ok"}, "empty": {"status": "ok", "records": []}}.items():
+        (store.units_dir / f"{key}.json").write_text(json.dumps(document))
+        assert store.unit_status(key) is None, key
+    store.save_ok("done", _records(5.0, 0), {})
+    assert store.unit_status("done") == "ok"
+    assert progress.count_done(store.units_dir, ["bare", "empty", "done"], since=0.0) == (1, 0)
+    assert list(store.consolidate()["value"]) == [5.0]
+
+
+def test_a_corrupt_unit_file_is_the_kits_error_naming_it(tmp_path):
+    store = RunStore(tmp_path)
+    store.save_ok("cut", _records(5.0, 0), {})
+    path = store.units_dir / "cut.json"
+    path.write_text(path.read_text()[:40])
+    for call in (lambda: store.unit_status("cut"), store.consolidate):
+        with pytest.raises(KitError, match=rf"{path}: not valid JSON"):
+            call()
+    path.write_text("[1, 2]")
+    with pytest.raises(KitError, match="holds list, not the JSON object"):
+        store.unit_status("cut")
