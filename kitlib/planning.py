@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import random
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
