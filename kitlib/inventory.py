@@ -16,7 +16,9 @@
     host = "client1.lab"
     user = "root"
 
-Relative paths are taken from the inventory's folder. `kit run --hosts study.toml`, `kitlib.plan(...,
+Hosts and addresses must be IP addresses or DNS host names, users POSIX user names, ports 1..65535 and
+the socket a plain absolute path (`kitlib.hostnames`): anything else is refused, naming the key, before
+anything connects. Relative paths are taken from the inventory's folder. `kit run --hosts study.toml`, `kitlib.plan(...,
 hosts="study.toml")` and `kit hosts check study.toml` read it.
 """
 
@@ -28,6 +30,7 @@ from typing import Any
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from kitlib import hostnames
 from kitlib.errors import PlanError
 
 
@@ -37,22 +40,29 @@ class SshSettings(BaseModel):
     key: Path | None = Field(None, description="private key used for every host")
     known_hosts: Path = Field(description="known_hosts file pinning every host's key")
 
+    _paths = field_validator("key", "known_hosts", mode="before")(
+        classmethod(lambda cls, value: None if value is None else hostnames.file_path(value))
+    )
+
 
 class Machine(BaseModel):
     """One host reached over SSH."""
 
     model_config = ConfigDict(extra="forbid")
 
-    host: str = Field(min_length=1, description="name or address SSH reaches")
-    user: str = Field("root", min_length=1)
-    port: int = Field(22, ge=1, le=65535)
+    host: str = Field(description="host name or IPv4 address SSH reaches")
+    user: str = Field("root")
+    port: int = Field(22, description="SSH port 1..65535")
 
-    @field_validator("host", "user")
+    @field_validator("host", mode="before")
     @classmethod
-    def _plain(cls, value: str) -> str:
-        if any(c in value for c in "@: \t/"):
-            raise ValueError(f"give the name alone (user and port have their own keys), got {value!r}")
-        return value
+    def _host(cls, value: Any) -> str:
+        if isinstance(value, str) and any(c in value for c in "@:"):
+            raise ValueError(f"give the host name alone (user and port have their own keys), got {value!r}")
+        return hostnames.host_name(value)
+
+    _user = field_validator("user", mode="before")(classmethod(lambda cls, value: hostnames.user(value)))
+    _port = field_validator("port", mode="before")(classmethod(lambda cls, value: hostnames.port(value)))
 
     @property
     def target(self) -> str:
@@ -63,6 +73,11 @@ class Machine(BaseModel):
 class SutMachine(Machine):
     address: str | None = Field(None, description="the SUT's address as the client reaches it (default: host)")
     docker_socket: str | None = Field(None, description="its Docker engine's socket (default: the session's)")
+
+    _address = field_validator("address", mode="before")(classmethod(lambda cls, value: hostnames.address(value)))
+    _socket = field_validator("docker_socket", mode="before")(
+        classmethod(lambda cls, value: hostnames.socket_path(value))
+    )
 
     @property
     def client_address(self) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from kitlib import hostnames
 from kitlib.environments import option_values
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
@@ -84,6 +85,26 @@ class Plan(BaseModel):
             text = json.dumps(payload, sort_keys=True, default=str)
             data = {**data, "seed": int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)}
         return data
+
+    @field_validator("peer_host", "sut_host", mode="before")
+    @classmethod
+    def _ssh_target(cls, value: Any) -> Any:
+        return None if value is None else hostnames.ssh_target(value)
+
+    @field_validator("sut_address", mode="before")
+    @classmethod
+    def _address(cls, value: Any) -> Any:
+        return None if value is None else hostnames.address(value)
+
+    @field_validator("sut_docker_socket", mode="before")
+    @classmethod
+    def _socket(cls, value: Any) -> Any:
+        return None if value is None else hostnames.socket_path(value)
+
+    @field_validator("ssh_key", "known_hosts", mode="before")
+    @classmethod
+    def _file(cls, value: Any) -> Any:
+        return None if value is None else str(hostnames.file_path(value))
 
     @field_validator("environments")
     @classmethod

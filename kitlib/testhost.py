@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -162,10 +163,11 @@ class NamespaceHost(StartStop):
         """argv run inside the host: its network namespace, plus its own hostname and machine-id."""
         etc_docker = self.workdir / "etc-docker"  # its own engine identity (key.json), not this host's
         etc_docker.mkdir(exist_ok=True)
+        machine_id, etc, name = (shlex.quote(str(v)) for v in (self.workdir / "machine-id", etc_docker, self.hostname))
         inner = (
-            f"mount --bind {self.workdir / 'machine-id'} /etc/machine-id && "
-            f"mkdir -p /etc/docker && mount --bind {etc_docker} /etc/docker && "
-            f'hostname {self.hostname} && exec "$@"'
+            f"mount --bind {machine_id} /etc/machine-id && "
+            f"mkdir -p /etc/docker && mount --bind {etc} /etc/docker && "
+            f'hostname {name} && exec "$@"'
         )
         # nsenter, not `ip netns exec`: that remounts /sys, which hides the cgroup mounts dockerd needs
         netns = f"--net=/run/netns/{self.namespace}"

@@ -158,7 +158,7 @@ class Environment(StartStop, abc.ABC):
         """Poll from inside the environment until something listens on `port`."""
 
         deadline = time.monotonic() + timeout
-        probe = ["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"]
+        probe = ["bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{int(port)}"]
         while time.monotonic() < deadline:
             if service is not None and not service.alive():
                 tail = service.log_tail()

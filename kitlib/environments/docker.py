@@ -41,7 +41,7 @@ class ContainerService(Service):
         self.pidfile = pidfile
 
     def _signal(self, signal_name: str) -> int:
-        script = f'pid=$(cat {self.pidfile} 2>/dev/null) && kill -{signal_name} "$pid"'
+        script = f'pid=$(cat {shlex.quote(self.pidfile)} 2>/dev/null) && kill -{signal_name} "$pid"'
         try:
             return self.container.exec_run(["sh", "-c", script]).exit_code
         except Exception:  # container already gone
@@ -65,7 +65,7 @@ class ContainerService(Service):
         if self._signal("TERM") != 0:
             return
         script = (
-            f'pid=$(cat {self.pidfile}); for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; '
+            f'pid=$(cat {shlex.quote(self.pidfile)}); for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; '
             'sleep 0.1; done; kill -KILL "$pid"'
         )
         try:
@@ -191,7 +191,8 @@ class DockerEnvironment(Environment):
 
     def spawn(self, name: str, argv: list[str]) -> Service:
         pidfile = f"/run/kit-{name}.pid"
-        script = f"echo $$ > {pidfile}; exec {shlex.join(argv)} > /tmp/kit-{name}.log 2>&1"
+        log = shlex.quote(f"/tmp/kit-{name}.log")
+        script = f"echo $$ > {shlex.quote(pidfile)}; exec {shlex.join(argv)} > {log} 2>&1"
         self.container.exec_run(["sh", "-c", script], detach=True)
         return ContainerService(name, self.container, pidfile)
 

@@ -30,7 +30,8 @@ class RemoteService(Service):
 
     def _kill(self, signal_name: str) -> bool:
         """Signal the service's whole process group (it is a session leader)."""
-        return self._sh(f'pid=$(cat {self.pidfile} 2>/dev/null) && /bin/kill -{signal_name} -- -"$pid"') == 0
+        pidfile = shlex.quote(self.pidfile)
+        return self._sh(f'pid=$(cat {pidfile} 2>/dev/null) && /bin/kill -{signal_name} -- -"$pid"') == 0
 
     def log_tail(self, lines: int = 15) -> str:
         log = self.pidfile.removesuffix(".pid") + ".log"
@@ -44,7 +45,7 @@ class RemoteService(Service):
     def stop(self) -> None:
         if self.transport.connected and self._kill("TERM"):
             self._sh(
-                f'pid=$(cat {self.pidfile}); for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; '
+                f'pid=$(cat {shlex.quote(self.pidfile)}); for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || exit 0; '
                 'sleep 0.1; done; /bin/kill -KILL -- -"$pid"'
             )
 
@@ -65,8 +66,9 @@ class Transport:
 
     def spawn(self, name: str, argv: list[str]) -> Service:
         pidfile = f"{self.workdir}/{name}.pid"
-        inner = f"echo $$ > {pidfile}; exec {shlex.join(self.pin(argv, None))}"
-        script = f"setsid sh -c {shlex.quote(inner)} > {self.workdir}/{name}.log 2>&1 < /dev/null &"
+        inner = f"echo $$ > {shlex.quote(pidfile)}; exec {shlex.join(self.pin(argv, None))}"
+        log = shlex.quote(f"{self.workdir}/{name}.log")
+        script = f"setsid sh -c {shlex.quote(inner)} > {log} 2>&1 < /dev/null &"
         self.execute(["sh", "-c", script], timeout=30, cpus=[])
         return RemoteService(name, self, pidfile)
 

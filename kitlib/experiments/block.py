@@ -30,6 +30,21 @@ JOBS = {
     "rand_read_latency": ("randread", "4k", 16, []),
 }
 
+#: sh: whether the file $1 exists with at least $2 bytes (paths arrive as arguments, never as script text)
+LAID_OUT = 'test "$(stat -c %s -- "$1" 2>/dev/null || echo 0)" -ge "$2"'
+#: sh: whether a 4 kB O_DIRECT write to $1 succeeds (its status, once the probe file is removed)
+DIRECT_PROBE = 'dd if=/dev/zero of="$1" bs=4096 count=1 oflag=direct 2>&1; status=$?; rm -f -- "$1"; exit $status'
+#: sh: the rest of the arguments run in folder $1. fio is given its file relative to the data directory:
+#: in an option's value `;` and `#` start a comment and `:` separates files, so a path holding them
+#: would make fio write to a prefix of it, next to the data directory.
+IN_FOLDER = 'cd -- "$1" && shift && exec "$@"'
+TEST_FILE = "fio-test"
+
+
+def in_folder(folder: str, argv: list[str]) -> list[str]:
+    """argv run with `folder` as its working directory (passed as an argument, never as script text)."""
+    return ["sh", "-c", IN_FOLDER, "sh", folder, *argv]
+
 
 class BlockParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
@@ -59,34 +74,29 @@ class FioWorkload(Workload):
 
     def prepare(self, env: Environment, peer: Peer) -> None:
         self.facts = preflight(env, self.params.file_mb)
-        path = f"{env.data_dir}/fio-test"
-        exists = env.run(
-            ["sh", "-c", f"test $(stat -c %s {path} 2>/dev/null || echo 0) -ge {self.params.file_mb * 1024 * 1024}"],
-            timeout=30,
-            check=False,
-        )
+        path = f"{env.data_dir}/{TEST_FILE}"
+        size = str(self.params.file_mb * 1024 * 1024)
+        exists = env.run(["sh", "-c", LAID_OUT, "sh", path, size], timeout=30, check=False)
         if exists.returncode != 0:
-            env.run(
-                [
-                    "fio",
-                    "--name=layout",
-                    f"--filename={path}",
-                    f"--size={self.params.file_mb}M",
-                    "--rw=write",
-                    "--bs=1M",
-                    "--ioengine=libaio",
-                    "--direct=1",
-                    "--iodepth=16",
-                ],
-                timeout=3600,
-            )
+            layout = [
+                "fio",
+                "--name=layout",
+                f"--filename={TEST_FILE}",
+                f"--size={self.params.file_mb}M",
+                "--rw=write",
+                "--bs=1M",
+                "--ioengine=libaio",
+                "--direct=1",
+                "--iodepth=16",
+            ]
+            env.run(in_folder(env.data_dir, layout), timeout=3600)
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         _, _, _, extra = JOBS[self.name]
         argv = [
             "fio",
             f"--name={self.name}",
-            f"--filename={env.data_dir}/fio-test",
+            f"--filename={TEST_FILE}",
             f"--size={self.params.file_mb}M",
             f"--rw={point['rw']}",
             f"--bs={point['block_size']}",
@@ -101,7 +111,7 @@ class FioWorkload(Workload):
         ]
         if self.params.numjobs > 1:
             argv += [f"--numjobs={self.params.numjobs}", "--group_reporting"]
-        output = env.run(argv, timeout=self.params.runtime + 300).output
+        output = env.run(in_folder(env.data_dir, argv), timeout=self.params.runtime + 300).output
         return RawResult(outputs={"fio": output}, facts={**self.facts, "numjobs": self.params.numjobs})
 
 
@@ -117,16 +127,7 @@ def preflight(env: Environment, file_mb: int) -> dict[str, Any]:
             f"{env.label}: {env.data_dir} has {int(free) // 1024} MB free, the {file_mb} MB test file needs "
             f"{int(needed_kb) // 1024} MB; choose a smaller file_mb or free space"
         )
-    probe = env.run(
-        [
-            "sh",
-            "-c",
-            f"dd if=/dev/zero of={env.data_dir}/.kit-direct bs=4096 count=1 oflag=direct "
-            f"2>&1; rm -f {env.data_dir}/.kit-direct",
-        ],
-        timeout=60,
-        check=False,
-    )
+    probe = env.run(["sh", "-c", DIRECT_PROBE, "sh", f"{env.data_dir}/.kit-direct"], timeout=60, check=False)
     direct = 1 if probe.returncode == 0 else 0
     if not direct:
         import warnings

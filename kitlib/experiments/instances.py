@@ -58,11 +58,11 @@ def at_once(jobs: Sequence[str], reports: Sequence[str]) -> str:
     """Shell: every job in the background at the same moment, one wall clock around all of them; when
     all have ended, each report (a section line and the job's output, kept under `$d`), then the wall
     time after `== elapsed` (`parsers.bundle` reads it). No trap of its own: a script that embeds it (the
-    proxy's) keeps its EXIT trap."""
+    proxy's) keeps its EXIT trap. The jobs and reports are shell: their parts must be quoted already."""
     lines = ["set -u", "d=$(mktemp -d)", "pids=", "start=$(date +%s.%N)"]
     for job in jobs:
         lines += [f"{job} &", 'pids="$pids $!"']
     lines += ["wait $pids", "end=$(date +%s.%N)", *reports]
-    lines.append('echo "== elapsed $(awk -v a=$start -v b=$end \'BEGIN { printf "%.6f", b - a }\')"')
-    lines.append("rm -rf $d")
+    lines.append('echo "== elapsed $(awk -v a="$start" -v b="$end" \'BEGIN { printf "%.6f", b - a }\')"')
+    lines.append('rm -rf "$d"')
     return "\n".join(lines)

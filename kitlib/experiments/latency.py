@@ -218,9 +218,13 @@ class CopyUpWorkload(ImageLayerWorkload):
         if env.spec.storage == "overlay":
             command = services.command("fileops", "copyup", target)
         else:  # the same file copied onto the volume first: a first write with no copy-up
-            copy = ["sh", "-c", f'cp {target} /data/ && sync && exec "$@"', "sh"]
-            command = copy + services.command("fileops", "copyup", f"/data/f{point['size_mb']}")
+            command = copied_first(target, "/data", services.command("fileops", "copyup", f"/data/f{point['size_mb']}"))
         return RawResult(outputs={"fileops": env.run_in_scratch_container(self.image, command)})
+
+
+def copied_first(source: str, folder: str, argv: list[str]) -> list[str]:
+    """argv run once `source` is copied into `folder` and synced; both arrive as arguments, never as script text."""
+    return ["sh", "-c", 'cp -- "$1" "$2/" && sync && shift 2 && exec "$@"', "sh", source, folder, *argv]
 
 
 class LayerWalkWorkload(ImageLayerWorkload):

@@ -12,6 +12,7 @@ requests / total time, mean latency = mean over all requests.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -164,11 +165,16 @@ class RedisWorkload(Workload):
 
 
 def fill_script(keyspace: int, value_size: int, host: str, port: int) -> str:
-    """Shell: SET every key `__rand_int__` can draw (0 … keyspace-1, 12 digits) in one pipelined stream."""
+    """Shell: SET every key `__rand_int__` can draw (0 … keyspace-1, 12 digits) in one pipelined stream.
+    Every part is quoted: the host comes from an inventory or an option."""
     value = "v" * value_size
     resp = r"*3\r\n$3\r\nSET\r\n$12\r\n%s\r\n$%d\r\n%s\r\n"
-    awk = f'BEGIN {{ for (i = 0; i < {keyspace}; i++) printf "{resp}", sprintf("%012d", i), {value_size}, "{value}" }}'
-    return f"awk '{awk}' | redis-cli -h {host} -p {port} --pipe"
+    awk = (
+        f'BEGIN {{ for (i = 0; i < {int(keyspace)}; i++) printf "{resp}", sprintf("%012d", i), {int(value_size)}, '
+        f'"{value}" }}'
+    )
+    cli = shlex.join(["redis-cli", "-h", host, "-p", str(int(port)), "--pipe"])
+    return f"awk {shlex.quote(awk)} | {cli}"
 
 
 def mix_of_phases(found: list[Measurement]) -> list[Measurement]:

@@ -231,14 +231,17 @@ def server_pid(info: str, where: str) -> str:
 
 
 def load_script(loaders: int, host: str, port: int, requests: int, p: ScaleoutParams) -> str:
-    """Shell: `loaders` loaders at once, each GETs then SETs (75/25 of `requests`), one wall clock."""
+    """Shell: `loaders` loaders at once, each GETs then SETs (75/25 of `requests`), one wall clock. Every
+    part is quoted: the host comes from an inventory or an option."""
     gets = max(1, round(requests * GET_SHARE))
     sets = max(1, requests - gets)
-    base = f"redis-benchmark -h {host} -p {port} -c {p.clients} -P {p.pipeline} -r {p.keyspace} --csv"
-    get, put = f"{base} -n {gets} GET __rand_int__", f"{base} -n {sets} SET __rand_int__ {'v' * p.value_size}"
-    jobs = [f"( {get} > $d/{i}.get 2>&1; {put} > $d/{i}.set 2>&1 )" for i in range(loaders)]
+    base = ["redis-benchmark", "-h", host, "-p", str(int(port)), "-c", str(p.clients), "-P", str(p.pipeline)]
+    base += ["-r", str(p.keyspace), "--csv"]
+    get = shlex.join([*base, "-n", str(gets), "GET", "__rand_int__"])
+    put = shlex.join([*base, "-n", str(sets), "SET", "__rand_int__", "v" * p.value_size])
+    jobs = [f'( {get} > "$d/{i}.get" 2>&1; {put} > "$d/{i}.set" 2>&1 )' for i in range(loaders)]
     reports = [
-        f"echo '== loader {i} GET {gets}'; cat $d/{i}.get; echo '== loader {i} SET {sets}'; cat $d/{i}.set"
+        f"echo '== loader {i} GET {gets}'; cat \"$d/{i}.get\"; echo '== loader {i} SET {sets}'; cat \"$d/{i}.set\""
         for i in range(loaders)
     ]
     return instances.at_once(jobs, reports)
@@ -272,21 +275,21 @@ def proxy_script(proxy: str, config: str, port: int, load: str, stats_port: int)
     The proxy lives only as long as this one bounded command, so a timeout or signal ends it too."""
     name = "nutcracker.yml" if proxy == "twemproxy" else "haproxy.cfg"
     start = (
-        f"nutcracker -c $c/{name} -s {stats_port} -a 127.0.0.1 -o $c/proxy.log"
+        f'nutcracker -c "$c/{name}" -s {int(stats_port)} -a 127.0.0.1 -o "$c/proxy.log"'
         if proxy == "twemproxy"
-        else f"haproxy -db -f $c/{name} > $c/proxy.log 2>&1"
+        else f'haproxy -db -f "$c/{name}" > "$c/proxy.log" 2>&1'
     )
     return "\n".join(
         [
             "set -u",
             "c=$(mktemp -d)",
-            f"printf '%s' {shlex.quote(config)} > $c/{name}",
+            f"printf '%s' {shlex.quote(config)} > \"$c/{name}\"",
             f"{start} &",
             "proxy=$!",
-            "trap 'kill $proxy 2>/dev/null; wait $proxy 2>/dev/null; rm -rf $c' EXIT",
+            """trap 'kill $proxy 2>/dev/null; wait $proxy 2>/dev/null; rm -rf "$c"' EXIT""",
             "for i in $(seq 100); do",
-            f"  (exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && break",
-            "  kill -0 $proxy 2>/dev/null || { echo 'proxy exited:'; cat $c/proxy.log; exit 1; }",
+            f"  (exec 3<>/dev/tcp/127.0.0.1/{int(port)}) 2>/dev/null && break",
+            """  kill -0 $proxy 2>/dev/null || { echo 'proxy exited:'; cat "$c/proxy.log"; exit 1; }""",
             "  sleep 0.1",
             "done",
             load,

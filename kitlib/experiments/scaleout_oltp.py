@@ -143,8 +143,8 @@ class ScaleoutOltpWorkload(instances.ScaledOutWorkload):
 
 def bundle_script(clients: list[list[str]]) -> str:
     """Bash: every client at once, each into its own file, reported after `== instance i` (the parser's format)."""
-    jobs = [f"{shlex.join(argv)} > $d/{i} 2>&1" for i, argv in enumerate(clients)]
-    return instances.at_once(jobs, [f"echo '== instance {i}'; cat $d/{i}" for i in range(len(clients))])
+    jobs = [f'{shlex.join(argv)} > "$d/{i}" 2>&1' for i, argv in enumerate(clients)]
+    return instances.at_once(jobs, [f"echo '== instance {i}'; cat \"$d/{i}\"" for i in range(len(clients))])
 
 
 EXPERIMENT = Experiment(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -74,7 +75,8 @@ SSHD_CONFIG = "HostKey /etc/ssh/ssh_host_ed25519_key\nPermitRootLogin prohibit-p
 
 def _write_file(path: str, text: str, mode: str) -> str:
     encoded = base64.b64encode(text.encode()).decode()
-    return f"echo {encoded} | base64 -d > {path} && chmod {mode} {path}"
+    path = shlex.quote(path)
+    return f"echo {encoded} | base64 -d > {path} && chmod {shlex.quote(mode)} {path}"
 
 
 GUEST_STEPS = [

@@ -64,7 +64,7 @@ def test_registered_with_default_envs_profiles_and_validated_parameters():
 def test_bundle_script_starts_every_client_then_waits_for_all():
     script = bundle_script([["sysbench", "a"], ["sysbench", "b"]])
     assert script.index("sysbench b") < script.index("wait $pids") < script.index("== instance 0")
-    assert "== elapsed" in script and "rm -rf $d" in script
+    assert "== elapsed" in script and 'rm -rf "$d"' in script
 
 
 def test_claim_on_real_quick_runs_is_decided_per_configuration_on_three_trials():
