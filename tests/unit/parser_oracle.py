@@ -31,6 +31,13 @@ FILE_TOOLS = {"redis-benchmark/info-stats.txt": "redis-info"}
 #: what tests/data holds that no tool printed: the runner's unit files and the kit's records
 NOT_TOOL_OUTPUT_FOLDERS = {"timing"}
 NOT_TOOL_OUTPUT_FILES = "records-*.csv"
+#: real outputs of runs that failed (a refused connection, a proxy that exited), named so: the parser
+#: must refuse them; every other real output it must parse
+FAILED_RUNS = ("*refused*", "*exited*", "*failed*")
+
+
+def failed_run(path: Path) -> bool:
+    return any(fnmatch.fnmatch(path.name, pattern) for pattern in FAILED_RUNS)
 
 
 def real_outputs(root: Path = DATA) -> dict[str, list[Path]]:
