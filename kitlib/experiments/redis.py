@@ -128,7 +128,9 @@ class RedisWorkload(Workload):
         requests = p.requests
         if requests is None:  # warm-up, not recorded: its rate sizes the phases
             warm = benchmark(p.warmup_requests, "GET", "__rand_int__")
-            rate = next(m.value for m in redis_benchmark.parse(warm, "warm-up") if m.metric == "throughput")
+            rate = next(
+                m.value for m in redis_benchmark.parse(warm, "warm-up", ops=("GET",)) if m.metric == "throughput"
+            )
             requests = max(1000, int(rate * p.seconds))
         info = ["redis-cli", "-h", host, "-p", str(port), "INFO", "stats"]
         set_out = benchmark(requests, "SET", "__rand_int__", "v" * p.value_size)
@@ -143,7 +145,7 @@ class RedisWorkload(Workload):
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
         found: list[Measurement] = []
         for phase in ("set", "get"):
-            found += redis_benchmark.parse(raw.outputs[phase], f"{source}.{phase}.txt")
+            found += redis_benchmark.parse(raw.outputs[phase], f"{source}.{phase}.txt", ops=(phase,))
         requests = raw.facts.get("measured_requests") or self.params.requests
         durations = [
             Measurement("duration", requests / m.value, "s", dict(m.dims))

@@ -170,7 +170,7 @@ class ScaleoutWorkload(instances.ScaledOutWorkload):
         warm_argv = ["redis-benchmark", "-h", host, "-p", str(port), "-c", str(p.clients), "-P", str(p.pipeline)]
         warm_argv += ["-n", str(p.warmup_requests), "-r", str(p.keyspace), "--csv", "GET", "__rand_int__"]
         warm = peer.run(warm_argv, timeout=120 + p.warmup_requests / 2000).output
-        rate = next(m.value for m in redis_benchmark.parse(warm, "warm-up") if m.metric == "throughput")
+        rate = next(m.value for m in redis_benchmark.parse(warm, "warm-up", ops=("GET",)) if m.metric == "throughput")
         return max(1000, int(rate * p.seconds))
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:

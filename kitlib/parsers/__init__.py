@@ -2,6 +2,13 @@
 
 Each parser module registers itself under the program's own name, so `kit parse TOOL FILE`
 and the workloads find it in one place.
+
+A parser never returns a number its input does not hold: it reads only a complete output (the
+lines the tool finished, up to its closing line or structure), reads every number strictly
+(`numbers`), leaves a value the tool did not print missing, and refuses anything else (a cut
+output, another tool's, two runs in one) with ParseError naming the tool and the file.
+tests/unit/test_parsers_property.py holds every registered parser to this on every real output
+in tests/data/<tool>/.
 """
 
 from __future__ import annotations

@@ -2,14 +2,16 @@
 
 Lines fio prints before the JSON (warnings) are skipped. Bandwidth is in MB/s (10^6 bytes),
 latencies in µs; completion-latency percentiles (`--percentile_list`) become `clat_percentile`
-records, from which a CDF is drawn. A direction with no I/O gives no records.
+records, from which a CDF is drawn. A direction with no I/O gives no records; a direction whose
+completion latencies fio did not report (`clat_ns` absent) gives no latency records, never a 0.
 """
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 from kitlib.errors import ParseError
+from kitlib.parsers import numbers
 from kitlib.records import Measurement
 
 TOOL = "fio"
@@ -19,32 +21,41 @@ def parse(text: str, source: str) -> list[Measurement]:
     start = text.find("{")
     if start < 0:
         raise ParseError(TOOL, source, "no JSON in the output")
+    document = numbers.load_json(text[start:], TOOL, source)
     try:
-        document = json.loads(text[start:])
-    except ValueError as exc:
-        raise ParseError(TOOL, source, f"JSON does not parse ({exc}); truncated output?") from None
-    jobs = document.get("jobs")
-    if not jobs:
-        raise ParseError(TOOL, source, "no jobs in the JSON")
-    found: list[Measurement] = []
-    for job in jobs:
-        if job.get("error"):
-            raise ParseError(TOOL, source, f"job {job.get('jobname')} failed with error {job['error']}")
-        for direction in ("read", "write"):
-            part = job.get(direction) or {}
-            if not part.get("total_ios"):
-                continue
-            dims = {"job": job.get("jobname"), "direction": direction}
-            clat = part.get("clat_ns") or {}
-            found += [
-                Measurement("bandwidth", part["bw_bytes"] / 1e6, "MB/s", dims),
-                Measurement("iops", float(part["iops"]), "IOPS", dims),
-                Measurement("clat_mean", clat.get("mean", 0.0) / 1000.0, "us", dims),
-            ]
-            for percentile, value in (clat.get("percentile") or {}).items():
-                found.append(
-                    Measurement("clat_percentile", value / 1000.0, "us", {**dims, "percentile": float(percentile)})
-                )
+        jobs = document["jobs"]
+        found = [m for job in jobs for m in _job(job, source)]
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ParseError(TOOL, source, f"not fio's JSON layout (at {exc!r})") from None
     if not found:
         raise ParseError(TOOL, source, "no job did any I/O")
+    return found
+
+
+def _job(job: dict[str, Any], source: str) -> list[Measurement]:
+    if job["error"]:
+        raise ParseError(TOOL, source, f"job {job.get('jobname')} failed with error {job['error']}")
+    found: list[Measurement] = []
+    for direction in ("read", "write"):
+        part = job[direction]
+        if not numbers.checked(part["total_ios"], TOOL, source, f"{direction} total_ios"):
+            continue
+        dims = {"job": str(job["jobname"]), "direction": direction}
+        where = f"{job['jobname']} {direction}"
+        found += [
+            Measurement(
+                "bandwidth", numbers.checked(part["bw_bytes"], TOOL, source, f"{where} bw_bytes") / 1e6, "MB/s", dims
+            ),
+            Measurement("iops", numbers.checked(part["iops"], TOOL, source, f"{where} iops"), "IOPS", dims),
+        ]
+        clat = part.get("clat_ns")
+        if clat is None:
+            continue
+        if "mean" in clat:
+            mean = numbers.checked(clat["mean"], TOOL, source, f"{where} clat mean")
+            found.append(Measurement("clat_mean", mean / 1000.0, "us", dims))
+        for percentile, value in (clat.get("percentile") or {}).items():
+            pct = numbers.number(percentile, TOOL, source, f"{where} percentile")
+            ns = numbers.checked(value, TOOL, source, f"{where} clat percentile {percentile}")
+            found.append(Measurement("clat_percentile", ns / 1000.0, "us", {**dims, "percentile": pct}))
     return found

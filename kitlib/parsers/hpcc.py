@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
+from kitlib.parsers import numbers
 from kitlib.records import Measurement
 
 TOOL = "hpcc"
@@ -40,12 +41,9 @@ def summary(text: str, source: str) -> dict[str, str]:
 
 
 def _number(fields: dict[str, str], key: str, source: str) -> float:
-    try:
-        return float(fields[key])
-    except KeyError:
-        raise ParseError(TOOL, source, f"summary lacks {key}") from None
-    except ValueError:
-        raise ParseError(TOOL, source, f"{key} is not a number: {fields[key]!r}") from None
+    if key not in fields:
+        raise ParseError(TOOL, source, f"summary lacks {key}")
+    return numbers.number(fields[key], TOOL, source, key)
 
 
 def parse(text: str, source: str) -> list[Measurement]:

@@ -5,33 +5,36 @@ An output with an `error` key (e.g. "unable to connect to server: Connection ref
 
 from __future__ import annotations
 
-import json
-
 from kitlib.errors import ParseError
+from kitlib.parsers import numbers
 from kitlib.records import Measurement
 
 TOOL = "iperf3"
 
 
 def parse(text: str, source: str) -> list[Measurement]:
-    try:
-        document = json.loads(text[text.index("{") :])
-    except ValueError as exc:
-        raise ParseError(TOOL, source, f"not iperf3 JSON ({exc})") from None
+    start = text.find("{")
+    if start < 0:
+        raise ParseError(TOOL, source, "no JSON in the output (not iperf3 --json output)")
+    document = numbers.load_json(text[start:], TOOL, source)
+    if not isinstance(document, dict):
+        raise ParseError(TOOL, source, "not iperf3 JSON")
     if document.get("error"):
         raise ParseError(TOOL, source, f"iperf3 failed: {document['error']}")
     try:
         end = document["end"]
         received = end["sum_received"]["bits_per_second"]
         cpu = end["cpu_utilization_percent"]
-    except (KeyError, TypeError):
+        host, remote = cpu["host_total"], cpu["remote_total"]
+        sent = end.get("sum_sent", {})
+        retransmits = sent.get("retransmits")
+    except (KeyError, TypeError, AttributeError):
         raise ParseError(TOOL, source, "no end-of-test summary (truncated output?)") from None
     found = [
-        Measurement("throughput", received / 1e9, "Gbps"),
-        Measurement("cpu_host", float(cpu["host_total"]), "%"),
-        Measurement("cpu_remote", float(cpu["remote_total"]), "%"),
+        Measurement("throughput", numbers.checked(received, TOOL, source, "bits_per_second") / 1e9, "Gbps"),
+        Measurement("cpu_host", numbers.checked(host, TOOL, source, "host_total"), "%"),
+        Measurement("cpu_remote", numbers.checked(remote, TOOL, source, "remote_total"), "%"),
     ]
-    retransmits = end.get("sum_sent", {}).get("retransmits")
     if retransmits is not None:
-        found.append(Measurement("retransmits", float(retransmits), "count"))
+        found.append(Measurement("retransmits", numbers.checked(retransmits, TOOL, source, "retransmits"), "count"))
     return found

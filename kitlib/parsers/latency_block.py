@@ -8,29 +8,37 @@ import re
 import numpy as np
 
 from kitlib.errors import ParseError
+from kitlib.parsers import numbers
 from kitlib.records import Measurement
 
 CDF_PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.9)
-_FIELDS = re.compile(r"(\w+)=([0-9.]+)")
+_FIELDS = re.compile(r"(\w+)=(\S*)")
 
 
-def read(text: str, tool: str, source: str, count_field: str) -> tuple[dict[str, float], np.ndarray]:
-    """Header fields and the latency samples; the sample count must match the header's count."""
+def read(text: str, tool: str, source: str, count_field: str, *numeric: str) -> tuple[dict[str, float], np.ndarray]:
+    """The header's `count_field` and `numeric` fields as numbers (other fields, `op=copyup`, are
+    words) and the latency samples, from exactly one block that reached its end line; the sample
+    count must match the header's count."""
     lines = text.splitlines()
-    try:
-        start, end = lines.index(f"{tool} latencies_us"), lines.index(f"{tool} end")
-    except ValueError:
-        raise ParseError(tool, source, f"no latency block (truncated output, or not {tool} output)") from None
+    begin, end = f"{tool} latencies_us", f"{tool} end"
+    if lines.count(begin) != 1 or lines.count(end) != 1 or lines.index(end) < lines.index(begin):
+        raise ParseError(tool, source, f"no single latency block (truncated output, or not {tool} output)")
+    start, stop = lines.index(begin), lines.index(end)
     prefix = f"{tool} "
-    fields = {k: float(v) for line in lines[:start] if line.startswith(prefix) for k, v in _FIELDS.findall(line)}
-    if count_field not in fields:
-        raise ParseError(tool, source, f"header lacks {count_field}")
-    try:
-        samples = np.array([float(v) for v in lines[start + 1 : end]])
-    except ValueError as exc:
-        raise ParseError(tool, source, f"a latency is not a number: {exc}") from None
-    if len(samples) == 0 or len(samples) != int(fields[count_field]):
-        raise ParseError(tool, source, f"{len(samples)} latencies for {int(fields[count_field])} {count_field}")
+    header: dict[str, str] = {}
+    for line in lines[:start]:
+        for key, value in _FIELDS.findall(line) if line.startswith(prefix) else ():
+            if key in header:
+                raise ParseError(tool, source, f"header names {key} twice")
+            header[key] = value
+    fields = {}
+    for key in (count_field, *numeric):
+        if key not in header:
+            raise ParseError(tool, source, f"header lacks {key}")
+        fields[key] = numbers.number(header[key], tool, source, f"header field {key}")
+    samples = np.array([numbers.number(v, tool, source, "a latency") for v in lines[start + 1 : stop]])
+    if len(samples) == 0 or len(samples) != fields[count_field]:
+        raise ParseError(tool, source, f"{len(samples)} latencies for {fields[count_field]:g} {count_field}")
     return fields, samples
 
 

@@ -15,17 +15,23 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
+from kitlib.parsers import lines, numbers
 from kitlib.records import Measurement
 
 TOOL = "netperf"
-_OMNI = re.compile(r"^([0-9.]+),Trans/s,([0-9.]+),([0-9.]+),([0-9.]+),([0-9.]+),([0-9.]+)\s*$", re.M)
-_CLASSIC = re.compile(r"^\s*\d+\s+\d+\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s*$", re.M)
+_OMNI = re.compile(r"^([^,\s]*),Trans/s,([^,\s]*),([^,\s]*),([^,\s]*),([^,\s]*),([^,\s]*)[ \t]*$", re.M)
+_CLASSIC_HEAD = re.compile(r"^Socket Size\s+Request\s+Resp\.\s+Elapsed\s+Trans\.\s*$", re.M)
+_CLASSIC = re.compile(r"^[ \t]*\d+[ \t]+\d+[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]*$", re.M)
+_OMNI_FIELDS = ("THROUGHPUT", "MEAN_LATENCY", "STDDEV_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY")
 
 
 def parse(text: str, source: str) -> list[Measurement]:
-    omni = _OMNI.search(text)
-    if omni:
-        rate, mean, stddev, p50, p90, p99 = (float(v) for v in omni.groups())
+    text = lines.finished(text)
+    if _OMNI.search(text):
+        omni = lines.one(_OMNI, text, TOOL, source, "omni result line")
+        rate, mean, stddev, p50, p90, p99 = (
+            numbers.number(v, TOOL, source, name) for v, name in zip(omni.groups(), _OMNI_FIELDS, strict=True)
+        )
         found = [
             Measurement("transaction_rate", rate, "trans/s"),
             Measurement("rtt_mean", mean, "us"),
@@ -35,16 +41,17 @@ def parse(text: str, source: str) -> list[Measurement]:
             Measurement("rtt_percentile", value, "us", {"percentile": p})
             for p, value in ((50.0, p50), (90.0, p90), (99.0, p99))
         ]
-    classic = _CLASSIC.search(text)
-    if classic:
-        request, response, seconds, rate = classic.groups()
-        if float(rate) <= 0:
-            raise ParseError(TOOL, source, f"transaction rate {rate} is not positive")
-        dims = {"request_bytes": int(request), "response_bytes": int(response)}
+    head = _CLASSIC_HEAD.search(text)
+    if head:
+        classic = lines.one(_CLASSIC, text[head.end() :], TOOL, source, "classic result line")
+        request, response = (numbers.count(v, TOOL, source, "message size") for v in classic.groups()[:2])
+        seconds = numbers.number(classic[3], TOOL, source, "elapsed seconds")
+        rate = numbers.positive(numbers.number(classic[4], TOOL, source, "rate"), TOOL, source, "transaction rate")
+        dims = {"request_bytes": request, "response_bytes": response}
         return [
-            Measurement("transaction_rate", float(rate), "trans/s", dims),
-            Measurement("rtt_mean", 1e6 / float(rate), "us", {**dims, "derived": "1e6/transaction_rate"}),
-            Measurement("duration", float(seconds), "s", dims),
+            Measurement("transaction_rate", rate, "trans/s", dims),
+            Measurement("rtt_mean", 1e6 / rate, "us", {**dims, "derived": "1e6/transaction_rate"}),
+            Measurement("duration", seconds, "s", dims),
         ]
     error = next(
         (line.strip() for line in text.splitlines() if "netperf" in line.lower() and "error" in line.lower()), None

@@ -14,8 +14,10 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Sequence
 
 from kitlib.errors import ParseError
+from kitlib.parsers import lines, numbers
 from kitlib.records import Measurement
 
 TOOL = "redis-benchmark"
@@ -39,29 +41,40 @@ _COLUMNS = {
     "p99_latency_ms": ("latency_percentile", "us", 99.0),
     "max_latency_ms": ("latency_max", "us", None),
 }
-_QUIET = re.compile(r"(?:^|\r)\s*([A-Za-z_]+)[^:\r\n]*: ([0-9.]+) requests per second, p50=([0-9.]+) msec\s*$", re.M)
+_HEADER_LINE = ",".join(f'"{c}"' for c in CSV_HEADER)
+_QUIET = re.compile(r"(?:^|\r)\s*([A-Za-z_]+)[^:\r\n]*: (\S+) requests per second, p50=(\S+) msec[ \t]*$", re.M)
 _FAILURES = ("Could not connect", "Connection refused", "Error:")
 
 
-def parse(text: str, source: str) -> list[Measurement]:
-    if '"test","rps"' in text:
-        return _parse_csv(text, source)
-    found = _QUIET.findall(text)
-    if found:
-        return [m for op, rps, p50 in found for m in _quiet_measurements(op, rps, p50, source)]
-    failure = next((line for line in text.splitlines() if any(f in line for f in _FAILURES)), None)
-    raise ParseError(
-        TOOL, source, f"the run failed: {failure.strip()}" if failure else "no CSV header and no summary line"
-    )
+def parse(text: str, source: str, ops: Sequence[str] | None = None) -> list[Measurement]:
+    """Every test's figures; with `ops`, the output must hold exactly those tests in that order (a
+    CSV has no closing line, so only the caller knows a row is missing)."""
+    text = lines.finished(text)
+    if _HEADER_LINE in text:
+        found = _parse_csv(text, source)
+    elif _QUIET.search(text):
+        found = [m for op, rps, p50 in _QUIET.findall(text) for m in _quiet_measurements(op, rps, p50, source)]
+    else:
+        failure = next((line for line in text.splitlines() if any(f in line for f in _FAILURES)), None)
+        raise ParseError(
+            TOOL, source, f"the run failed: {failure.strip()}" if failure else "no CSV header and no summary line"
+        )
+    if ops is not None:
+        seen = list(dict.fromkeys(m.dims["op"] for m in found))
+        if seen != [op.upper() for op in ops]:
+            raise ParseError(TOOL, source, f"tests {seen}, expected {[op.upper() for op in ops]} (output cut short?)")
+    return found
 
 
 def _parse_csv(text: str, source: str) -> list[Measurement]:
-    start = text.index('"test","rps"')
-    rows = list(csv.reader(io.StringIO(text[start:])))
+    if text.count(_HEADER_LINE) > 1:
+        raise ParseError(TOOL, source, "two CSV headers: more than one run in one output")
+    start = text.index(_HEADER_LINE)
+    try:
+        rows = list(csv.reader(io.StringIO(text[start:]), strict=True))
+    except csv.Error as exc:
+        raise ParseError(TOOL, source, f"CSV does not parse ({exc})") from None
     header, body = rows[0], [r for r in rows[1:] if r]
-    missing = [c for c in CSV_HEADER if c not in header]
-    if missing:
-        raise ParseError(TOOL, source, f"CSV header lacks {missing}")
     if not body:
         raise ParseError(TOOL, source, "CSV header but no result row (truncated output?)")
     measurements = []
@@ -69,9 +82,12 @@ def _parse_csv(text: str, source: str) -> list[Measurement]:
         if len(row) != len(header):
             raise ParseError(TOOL, source, f"row has {len(row)} fields, header {len(header)}: {row}")
         fields = dict(zip(header, row, strict=True))
-        op = fields["test"].split()[0].upper()
+        words = fields["test"].split()
+        if not words:
+            raise ParseError(TOOL, source, f"a row names no test: {row}")
+        op = words[0].upper()
         for column, (metric, unit, percentile) in _COLUMNS.items():
-            value = _number(fields[column], column, source)
+            value = numbers.number(fields[column], TOOL, source, f"{op} {column}")
             dims: dict[str, object] = {"op": op}
             if percentile is not None:
                 dims["percentile"] = percentile
@@ -82,16 +98,11 @@ def _parse_csv(text: str, source: str) -> list[Measurement]:
 def _quiet_measurements(op: str, rps: str, p50: str, source: str) -> list[Measurement]:
     dims = {"op": op.upper()}
     return [
-        Measurement("throughput", _number(rps, "rps", source), "req/s", dims),
-        Measurement("latency_percentile", _number(p50, "p50", source) * 1000.0, "us", {**dims, "percentile": 50.0}),
+        Measurement("throughput", numbers.number(rps, TOOL, source, "rps"), "req/s", dims),
+        Measurement(
+            "latency_percentile",
+            numbers.number(p50, TOOL, source, "p50") * 1000.0,
+            "us",
+            {**dims, "percentile": 50.0},
+        ),
     ]
-
-
-def _number(text: str, what: str, source: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ParseError(TOOL, source, f"{what} is not a number: {text!r}") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise ParseError(TOOL, source, f"{what} is not finite: {text!r}")
-    return value

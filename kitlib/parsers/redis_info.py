@@ -13,17 +13,20 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
+from kitlib.parsers import lines, numbers
 from kitlib.records import Measurement
 
 TOOL = "redis-info"
-_COUNTER = re.compile(r"^(keyspace_hits|keyspace_misses):(\d+)\s*$", re.M)
+_LINES = {name: re.compile(rf"^{name}:(\S*?)\r?$", re.M) for name in ("keyspace_hits", "keyspace_misses")}
 
 
 def counters(text: str, source: str) -> dict[str, int]:
-    found = {name: int(value) for name, value in _COUNTER.findall(text)}
-    missing = [c for c in ("keyspace_hits", "keyspace_misses") if c not in found]
-    if missing:
-        raise ParseError(TOOL, source, f"INFO output lacks {missing}")
+    """Each counter from its one line (`keyspace_hits:50001`, with INFO's `\\r\\n` line ends)."""
+    text = lines.finished(text)
+    found = {}
+    for name, pattern in _LINES.items():
+        line = lines.one(pattern, text, TOOL, source, f"'{name}:' line")
+        found[name] = numbers.count(line[1], TOOL, source, name)
     return found
 
 

@@ -13,8 +13,7 @@ that waited for the next CPU period), percentiles for a CDF, and the server's CP
 
 from __future__ import annotations
 
-from kitlib.errors import ParseError
-from kitlib.parsers import latency_block
+from kitlib.parsers import latency_block, numbers
 from kitlib.records import Measurement
 
 TOOL = "kit-rr"
@@ -22,10 +21,8 @@ SLOW_US = 1000.0
 
 
 def parse(text: str, source: str) -> list[Measurement]:
-    fields, samples = latency_block.read(text, TOOL, source, "requests")
-    for needed in ("wall_seconds", "server_cpu_seconds"):
-        if needed not in fields:
-            raise ParseError(TOOL, source, f"header lacks {needed}")
+    fields, samples = latency_block.read(text, TOOL, source, "requests", "wall_seconds", "server_cpu_seconds")
+    numbers.positive(fields["wall_seconds"], TOOL, source, "wall_seconds")
     return latency_block.summary(samples) + [
         Measurement("slow_requests", float((samples > SLOW_US).sum()), "count"),
         Measurement("requests", float(len(samples)), "count"),

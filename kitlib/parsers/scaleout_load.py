@@ -13,7 +13,8 @@ section line, then the wall time of the whole bundle:
 
 The aggregate throughput is every request of every loader over that wall time (the runs overlap
 but do not end together, so their own rates must not be summed). Mean latency is the mean over all
-requests. Each redis-benchmark section is checked by its own parser.
+requests. Each redis-benchmark section is checked by its own parser, and must hold the one test
+its section line names.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ def parse(text: str, source: str) -> list[Measurement]:
     loaders: set[int] = set()
     for head, output in sections:
         loader, op, count = int(head[1]), head[2], int(head[3])
-        found = redis_benchmark.parse(output, f"{source} (loader {loader} {op})")
+        if count == 0:
+            raise ParseError(TOOL, source, f"loader {loader} {op}: a section of 0 requests")
+        found = redis_benchmark.parse(output, f"{source} (loader {loader} {op})", ops=(op,))
         mean = next((m.value for m in found if m.metric == "latency_mean"), None)
         if mean is None:
             raise ParseError(TOOL, source, f"loader {loader} {op}: no mean latency")

@@ -32,10 +32,13 @@ _SECTION = re.compile(r"^== instance (\d+)\s*$")
 
 def _sections(text: str, source: str) -> tuple[dict[int, str], float]:
     found, elapsed = bundle.split(text, source, TOOL, _SECTION, "== instance")
-    sections: dict[int, list[str]] = {}
+    sections: dict[int, str] = {}
     for head, output in found:
-        sections.setdefault(int(head[1]), []).append(output)
-    return {i: "\n".join(parts) for i, parts in sorted(sections.items())}, elapsed
+        instance = int(head[1])
+        if instance in sections:
+            raise ParseError(TOOL, source, f"instance {instance} appears twice")
+        sections[instance] = output
+    return dict(sorted(sections.items())), elapsed
 
 
 def parse(text: str, source: str) -> list[Measurement]:
@@ -45,12 +48,10 @@ def parse(text: str, source: str) -> list[Measurement]:
     counts = {"errors": 0.0, "reconnects": 0.0}
     for instance, output in sections.items():
         one = {m.metric: m for m in sysbench.parse(output, f"{source} (instance {instance})")}
-        if "duration" not in one:
-            raise ParseError(TOOL, source, f"instance {instance}: no total time")
         transactions += one["tps"].value * one["duration"].value
-        queries += one["qps"].value * one["duration"].value if "qps" in one else 0.0
+        queries += one["qps"].value * one["duration"].value
         for metric in counts:
-            counts[metric] += one[metric].value if metric in one else 0.0
+            counts[metric] += one[metric].value
         found += [Measurement(m.metric, m.value, m.unit, {"instance": str(instance)}) for m in one.values()]
     total = {"instance": AGGREGATE}
     found += [

@@ -2,7 +2,8 @@
 
 With `--full-rtt` it reports round trips:   `====> avg-rtt=16.990 (std-dev=21.033)`
 without, half of them ("latency"):           `====> avg-latency=8.850 (std-dev=13.191)`
-and percentiles `---> percentile 99.000 =   37.796` in the same unit.
+and percentiles `---> percentile 99.000 =   37.796` in the same unit, the last line being
+`---> <MIN> observation =   14.831`: an output without it was cut short and is refused.
 
 The kit's metric is the full round trip of one transaction (as netperf reports it), so half-trip
 output is doubled and marked `rtt_from="2 x sockperf latency"`; output that says neither raises.
@@ -14,21 +15,27 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
+from kitlib.parsers import lines, numbers
 from kitlib.records import Measurement
 
 TOOL = "sockperf"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_AVERAGE = re.compile(r"====> avg-(rtt|latency)=([0-9.]+) \(std-dev=([0-9.]+)\)")
-_PERCENTILE = re.compile(r"---> percentile ([0-9.]+) =\s+([0-9.]+)")
-_VALID = re.compile(r"\[Valid Duration\] RunTime=([0-9.]+) sec; SentMessages=(\d+); ReceivedMessages=(\d+)")
+_AVERAGE = re.compile(r"====> avg-(rtt|latency)=(\S+) \(std-dev=([^)\s]+)\)[ \t]*$", re.M)
+_PERCENTILE = re.compile(r"---> percentile (\S+) =\s+(\S+)[ \t]*$", re.M)
+_VALID = re.compile(r"\[Valid Duration\] RunTime=(\S+) sec; SentMessages=(\S+); ReceivedMessages=(\S+)[ \t]*$", re.M)
+_LAST = re.compile(r"---> <MIN> observation =\s+(\S+)[ \t]*$", re.M)
 
 
 def parse(text: str, source: str) -> list[Measurement]:
-    text = _ANSI.sub("", text)
-    average = _AVERAGE.search(text)
-    if not average:
+    text = lines.finished(_ANSI.sub("", text))
+    if not _AVERAGE.search(text):
         raise ParseError(TOOL, source, "no avg-rtt or avg-latency line (the test did not finish)")
-    mode, mean, stddev = average.group(1), float(average.group(2)), float(average.group(3))
+    average = lines.one(_AVERAGE, text, TOOL, source, "avg-rtt/avg-latency line")
+    last = lines.one(_LAST, text, TOOL, source, "'<MIN> observation' line, the last of the output")
+    if last.start() < average.start():
+        raise ParseError(TOOL, source, "the '<MIN> observation' line comes before the average")
+    mode = average[1]
+    mean, stddev = (numbers.number(v, TOOL, source, what) for v, what in ((average[2], "avg"), (average[3], "std-dev")))
     factor, dims = (
         (1.0, {"rtt_from": "sockperf --full-rtt"}) if mode == "rtt" else (2.0, {"rtt_from": "2 x sockperf latency"})
     )
@@ -36,13 +43,19 @@ def parse(text: str, source: str) -> list[Measurement]:
         Measurement("rtt_mean", mean * factor, "us", dims),
         Measurement("rtt_stddev", stddev * factor, "us", dims),
     ]
-    for percentile, value in _PERCENTILE.findall(text):
-        found.append(
-            Measurement("rtt_percentile", float(value) * factor, "us", {**dims, "percentile": float(percentile)})
-        )
-    valid = _VALID.search(text)
+    seen: set[float] = set()
+    for percentile, value in _PERCENTILE.findall(text[average.end() : last.start()]):
+        pct = numbers.number(percentile, TOOL, source, "percentile")
+        if pct in seen:
+            raise ParseError(TOOL, source, f"percentile {percentile} appears twice")
+        seen.add(pct)
+        rtt = numbers.number(value, TOOL, source, f"percentile {percentile}") * factor
+        found.append(Measurement("rtt_percentile", rtt, "us", {**dims, "percentile": pct}))
+    valid = lines.at_most_one(_VALID, text, TOOL, source, "[Valid Duration] line")
     if valid:
-        found.append(Measurement("transactions", float(valid.group(3)), "count"))
-        found.append(Measurement("duration", float(valid.group(1)), "s"))
-        found.append(Measurement("transaction_rate", float(valid.group(3)) / float(valid.group(1)), "trans/s"))
+        seconds = numbers.positive(numbers.number(valid[1], TOOL, source, "RunTime"), TOOL, source, "RunTime")
+        received = numbers.count(valid[3], TOOL, source, "ReceivedMessages")
+        found.append(Measurement("transactions", float(received), "count"))
+        found.append(Measurement("duration", seconds, "s"))
+        found.append(Measurement("transaction_rate", received / seconds, "trans/s"))
     return found

@@ -10,7 +10,9 @@
              95th percentile:                        4.49
 
 Errors and reconnects become records of their own, so a run with errors stays visible. A run
-that could not connect (`FATAL: unable to connect …`) raises with sysbench's words.
+that could not connect (`FATAL: unable to connect …`) raises with sysbench's words. Every line read
+must appear once (two runs in one output are refused, a bundle of them too) and the output must
+reach its last line, `execution time (avg/stddev):` under `Threads fairness:`.
 """
 
 from __future__ import annotations
@@ -18,38 +20,51 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
+from kitlib.parsers import lines, numbers
 from kitlib.records import Measurement
 
 TOOL = "sysbench"
-_RATE = re.compile(r"^\s*(transactions|queries):\s+\d+\s+\(([0-9.]+) per sec\.\)", re.M)
-_COUNT = re.compile(r"^\s*(ignored errors|reconnects):\s+(\d+)", re.M)
-_TIME = re.compile(r"^\s*total time:\s+([0-9.]+)s", re.M)
-_LATENCY = re.compile(r"^\s*(avg|min|max|(\d+)th percentile):\s+([0-9.]+)", re.M)
+_RATES = {
+    name: re.compile(rf"^\s*{name}:\s+(\S+)\s+\((\S+) per sec\.\)[ \t]*$", re.M)
+    for name in ("transactions", "queries", "ignored errors", "reconnects")
+}
+_TIME = re.compile(r"^\s*total time:\s+(\S+?)s[ \t]*$", re.M)
+_LATENCY_HEAD = re.compile(r"^Latency \(ms\):[ \t]*$", re.M)
+_LATENCY = re.compile(r"^\s*(min|avg|max|sum|(\d+)th percentile):\s+(\S+)[ \t]*$", re.M)
+_LAST = re.compile(r"^\s*execution time \(avg/stddev\):\s+\S+[ \t]*$", re.M)
 
 
 def parse(text: str, source: str) -> list[Measurement]:
+    text = lines.finished(text)
     fatal = next((line.strip() for line in text.splitlines() if line.startswith("FATAL")), None)
-    rates = dict((name, float(value)) for name, value in _RATE.findall(text))
-    if "transactions" not in rates:
-        raise ParseError(TOOL, source, f"the run failed: {fatal}" if fatal else "no transactions line (truncated?)")
-    latency_block = text[text.find("Latency (ms):") :]
-    latencies = {(key if not pct else f"p{pct}"): float(value) for key, pct, value in _LATENCY.findall(latency_block)}
-    if "avg" not in latencies:
-        raise ParseError(TOOL, source, "no latency section")
-    counts = dict((name, float(value)) for name, value in _COUNT.findall(text))
-    elapsed = _TIME.search(text)
+    if fatal and not _RATES["transactions"].search(text):
+        raise ParseError(TOOL, source, f"the run failed: {fatal}")
+    rates = {name: lines.one(pattern, text, TOOL, source, f"'{name}:' line") for name, pattern in _RATES.items()}
+    elapsed = lines.one(_TIME, text, TOOL, source, "'total time:' line")
+    head = lines.one(_LATENCY_HEAD, text, TOOL, source, "'Latency (ms):' section")
+    last = lines.one(_LAST, text, TOOL, source, "'execution time (avg/stddev):' line, the last of the output")
+    latencies: dict[str, float] = {}
+    for key, pct, value in _LATENCY.findall(text[head.end() : last.start()]):
+        name = f"p{pct}" if pct else key
+        if name in latencies:
+            raise ParseError(TOOL, source, f"latency {key} appears twice")
+        latencies[name] = numbers.number(value, TOOL, source, f"latency {key}")
+    missing = [key for key in ("min", "avg", "max") if key not in latencies]
+    if missing:
+        raise ParseError(TOOL, source, f"the latency section lacks {missing}")
+    tps, qps = (
+        numbers.number(rates[name][2], TOOL, source, f"{name} per sec.") for name in ("transactions", "queries")
+    )
     found = [
-        Measurement("tps", rates["transactions"], "transactions/s"),
+        Measurement("tps", tps, "transactions/s"),
         Measurement("latency_mean", latencies["avg"], "ms"),
+        Measurement("qps", qps, "queries/s"),
     ]
-    if "queries" in rates:
-        found.append(Measurement("qps", rates["queries"], "queries/s"))
     for name, metric in (("ignored errors", "errors"), ("reconnects", "reconnects")):
-        if name in counts:
-            found.append(Measurement(metric, counts[name], "count"))
+        found.append(Measurement(metric, float(numbers.count(rates[name][1], TOOL, source, name)), "count"))
     for key, value in latencies.items():
         if key.startswith("p"):
             found.append(Measurement(f"latency_{key}", value, "ms"))
-    if elapsed:
-        found.append(Measurement("duration", float(elapsed.group(1)), "s"))
+    seconds = numbers.number(elapsed[1], TOOL, source, "total time")
+    found.append(Measurement("duration", numbers.positive(seconds, TOOL, source, "total time"), "s"))
     return found

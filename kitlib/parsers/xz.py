@@ -17,26 +17,23 @@ from __future__ import annotations
 
 import re
 
-from kitlib.errors import ParseError
+from kitlib.parsers import lines, numbers
 from kitlib.records import Measurement
 
 TOOL = "xz"
-_INPUT = re.compile(r"^kit-input-bytes (\d+)\s*$", re.M)
-_ELAPSED = re.compile(r"^kit-elapsed-seconds ([0-9.]+)\s*$", re.M)
-_RATIO = re.compile(r"\(stdin\):.* = ([0-9.]+)(?:,|\s*$)", re.M)
+_INPUT = re.compile(r"^kit-input-bytes (\S*)[ \t]*$", re.M)
+_ELAPSED = re.compile(r"^kit-elapsed-seconds (\S*)[ \t]*$", re.M)
+_RATIO = re.compile(r"^\(stdin\):.* = (\S+?)(?:,.*|[ \t]*)$", re.M)
 
 
 def parse(text: str, source: str) -> list[Measurement]:
-    size, elapsed, ratio = _INPUT.search(text), _ELAPSED.search(text), _RATIO.search(text)
-    if not size or not elapsed:
-        raise ParseError(TOOL, source, "no kit-input-bytes / kit-elapsed-seconds lines (truncated or failed run)")
-    if not ratio:
-        raise ParseError(TOOL, source, "no xz -v summary line: xz did not finish")
-    seconds = float(elapsed.group(1))
-    if seconds <= 0:
-        raise ParseError(TOOL, source, f"elapsed time {seconds} s is not positive")
+    text = lines.finished(text)
+    size = numbers.count(lines.one(_INPUT, text, TOOL, source, "kit-input-bytes line")[1], TOOL, source, "input bytes")
+    elapsed = lines.one(_ELAPSED, text, TOOL, source, "kit-elapsed-seconds line")[1]
+    seconds = numbers.positive(numbers.number(elapsed, TOOL, source, "elapsed"), TOOL, source, "elapsed time")
+    ratio = lines.one(_RATIO, text, TOOL, source, "xz -v summary line (xz did not finish?)")[1]
     return [
-        Measurement("throughput", int(size.group(1)) / seconds / 1e6, "MB/s"),
+        Measurement("throughput", size / seconds / 1e6, "MB/s"),
         Measurement("elapsed", seconds, "s"),
-        Measurement("ratio", float(ratio.group(1)), "ratio"),
+        Measurement("ratio", numbers.number(ratio, TOOL, source, "ratio"), "ratio"),
     ]
