@@ -7,17 +7,14 @@ so is a line whose number is not a plain finite number.
 
 from __future__ import annotations
 
-import math
-import re
-
 from kitlib.errors import ParseError
-
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+from kitlib.parsers import numbers
+from kitlib.parsers.lines import finished
 
 
 def lines(text: str, tool: str, source: str) -> list[list[str]]:
     """The output's lines as words, checked to be complete: the program's own first line, `end` last."""
-    rows = [line.split() for line in text.strip().splitlines() if line.strip()]
+    rows = [line.split() for line in finished(text).splitlines() if line.strip()]
     if not rows or rows[0][:2] != [tool, "source"] or len(rows[0]) != 3:
         raise ParseError(tool, source, f"not {tool} output (its first line is `{tool} source <digest>`)")
     if rows[-1] != ["end"]:
@@ -26,13 +23,9 @@ def lines(text: str, tool: str, source: str) -> list[list[str]]:
 
 
 def number(word: str, tool: str, source: str, what: str, *, positive: bool = True) -> float:
-    """A plain decimal number, the whole word; NaN, infinities and (where `positive`) values ≤ 0 refused."""
-    if not _NUMBER.fullmatch(word):
-        raise ParseError(tool, source, f"{what} is not a number: {word!r}")
-    value = float(word)
-    if not math.isfinite(value) or (positive and value <= 0):
-        raise ParseError(tool, source, f"{what} must be a positive finite number, got {word!r}")
-    return value
+    """A plain decimal number, the whole word (`kitlib.parsers.numbers`); where `positive`, zero refused too."""
+    value = numbers.number(word, tool, source, what)
+    return numbers.positive(value, tool, source, what) if positive else value
 
 
 def fields(rows: list[list[str]], tool: str, source: str, keys: tuple[str, ...]) -> dict[str, float]:

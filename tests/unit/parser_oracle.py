@@ -192,12 +192,19 @@ def _scaleout_oltp(text: str) -> Expected:
     ]
 
 
+def _kit_linpack(text: str) -> Expected:
+    rates = [float(v) for v in re.findall(r"^trial \d+ seconds \S+ gflops (\S+) ", text, re.M)]
+    counted = rates[1:] or rates
+    return [("gflops", {}, sum(counted) / len(counted)), ("trials_counted", {}, len(counted))]
+
+
 def _every(_: Measurement) -> bool:
     return True
 
 
 DERIVATIONS: dict[str, Derivation] = {
     "kit-rr": Derivation(_every, _rr),
+    "kit-linpack": Derivation(_every, _kit_linpack),
     "kit-fileops": Derivation(_every, _fileops),
     "hpcc": Derivation(lambda m: m.dims.get("variant") == "System", _hpcc),
     "xz": Derivation(lambda m: m.metric == "throughput", _xz),
