@@ -296,9 +296,7 @@ def fio_units(root: Path) -> tuple[list[Unit], list[Failed]]:
             rw = ms[0].dims["rw"]
             workload = FIO_WORKLOAD.get(rw, "rand_mixed")
             point = {k: ms[0].dims[k] for k in ("rw", "block_size", "iodepth", "numjobs")}
-            kept = [
-                Measurement(m.metric, m.value, m.unit, {"direction": m.dims["direction"], "job": job}) for m in ms
-            ]
+            kept = [Measurement(m.metric, m.value, m.unit, {"direction": m.dims["direction"], "job": job}) for m in ms]
             notes = {"commit": FIO_HISTORY[1]} if rel == FIO_HISTORY[0] else {}
             units.append(Unit("block", workload, env, point, kept, rel, None, notes))
     return units, failed
@@ -320,7 +318,9 @@ def mysql_units(root: Path) -> tuple[list[Unit], list[Failed], list[dict[str, An
         for path in sorted(sub.glob("records-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])):
             rel = _rel(root, path)
             try:
-                rows.append((int(path.name.rsplit("-", 1)[1]), rel, sysbench04.parse(path.read_text(errors="replace"), rel)))
+                rows.append(
+                    (int(path.name.rsplit("-", 1)[1]), rel, sysbench04.parse(path.read_text(errors="replace"), rel))
+                )
             except ParseError as exc:
                 failed.append(Failed("mysql", "oltp_read_only", sub.name, rel, None, str(exc)))
         parsed[sub.name] = rows
@@ -332,7 +332,9 @@ def mysql_units(root: Path) -> tuple[list[Unit], list[Failed], list[dict[str, An
             per_tx[name] = None
             continue
         try:
-            packets = {m.metric: m.value for m in dstat.parse(files[0].read_text(errors="replace"), _rel(root, files[0]))}
+            packets = {
+                m.metric: m.value for m in dstat.parse(files[0].read_text(errors="replace"), _rel(root, files[0]))
+            }
             per_tx[name] = (packets["packets_received"] / tx, _rel(root, files[0]))
         except ParseError as exc:
             failed.append(Failed("mysql", "dstat", name, _rel(root, files[0]), None, str(exc)))
@@ -374,11 +376,12 @@ def mysql_env(name: str, per_tx: tuple[float, str] | None, native: tuple[float, 
         return f"docker-{net}-{storage}", "folder name only (no dstat packets to check it against)"
     ratio = per_tx[0] / native[0]
     net = "host" if ratio < 1.5 else "nat"
+    path = "host networking: each packet crosses one interface" if net == "host" else "a bridge and NAT"
+    where = "no host filesystem: the image's AUFS" if storage == "overlay" else "a host volume"
     return (
         f"docker-{net}-{storage}",
         f"{per_tx[0]:.2f} packets per transaction in {per_tx[1]}, {ratio:.2f}× native's {native[0]:.2f} "
-        f"({'host networking: each packet crosses one interface' if net == 'host' else 'a bridge and NAT'}); "
-        f"storage from the folder name ({'no host filesystem: the image' + chr(39) + 's AUFS' if storage == 'overlay' else 'a host volume'})",
+        f"({path}); storage from the folder name ({where})",
     )
 
 
@@ -422,7 +425,11 @@ SHEET_ENV = {"Native": "native", "Docker NAT": "docker-nat-volume", "Docker Host
 
 def net_units(root: Path) -> tuple[list[Unit], list[Failed]]:
     units, failed = [], []
-    for path, reader in ((root / "netperf/results/netperf.xlsx", xlsx.netperf), (root / "nuttcp/results/nuttcp.xlsx", xlsx.nuttcp)):
+    cells: dict[tuple, Unit] = {}
+    for path, reader in (
+        (root / "netperf/results/netperf.xlsx", xlsx.netperf),
+        (root / "nuttcp/results/nuttcp.xlsx", xlsx.nuttcp),
+    ):
         if not path.exists():
             continue
         rel = _rel(root, path)
@@ -443,9 +450,12 @@ def net_units(root: Path) -> tuple[list[Unit], list[Failed]]:
                 direction = {"C->S": "sut_tx", "S->C": "sut_rx"}[m.dims["direction"]]
                 point = {"direction": direction, "tool": "nuttcp", "sample": SPREADSHEET}
                 workload = "bandwidth"
-            units.append(
-                Unit("net", workload, env, point, [Measurement(m.metric, m.value, m.unit)], rel, None, {"cell": m.dims["cell"]})
-            )
+            key = (workload, env, tuple(point.items()))
+            if key not in cells:  # one cell each of rate and time per test: one unit, one value each
+                cells[key] = Unit("net", workload, env, point, [], rel, None, {"cells": []})
+                units.append(cells[key])
+            cells[key].measurements.append(Measurement(m.metric, m.value, m.unit))
+            cells[key].notes["cells"].append(m.dims["cell"])
     return units, failed
 
 
@@ -475,7 +485,9 @@ def import_tree(path: Path | str, results: Path | str) -> Imported:
     folders = {}
     for experiment, members in sorted(by_experiment.items()):
         folder = Path(results) / experiment / RUN_ID
-        _write(folder, experiment, members, [f for f in failed if f.experiment == experiment], commit, commit_how, series)
+        _write(
+            folder, experiment, members, [f for f in failed if f.experiment == experiment], commit, commit_how, series
+        )
         folders[experiment] = folder
     return Imported(folders, len(units), failed, series)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 import xml.etree.ElementTree as ET
+import zipfile
 
 from kitlib.errors import ParseError
 from kitlib.records import Measurement
@@ -97,7 +97,9 @@ def nuttcp(data: bytes, source: str) -> list[Measurement]:
             if value is None or value <= 0:
                 continue
             found.append(
-                Measurement("throughput", value, "Mbps", {"direction": direction, "sheet_env": head, "cell": f"{column}{row}"})
+                Measurement(
+                    "throughput", value, "Mbps", {"direction": direction, "sheet_env": head, "cell": f"{column}{row}"}
+                )
             )
     if not found:
         raise ParseError("nuttcp (spreadsheet)", source, "no throughput cell")
