@@ -164,6 +164,7 @@ def write_summary(
         reason = str(row["reason"]).replace("|", "/")
         host = row["host"] if "host" in verdicts.columns else ""
         lines.append(f"| {row['statement']} | {host} | **{row['status']}** | {reason} | {row['source']} |")
+    lines += ["", *reference_host_sections(verdicts)]
     lines += ["", "## Figures", ""]
     for name, files in sorted(figures.items()):
         png = next((f for f in files if f.suffix == ".png"), files[0])
@@ -172,6 +173,18 @@ def write_summary(
         lines.append("(no figures: no records)")
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def reference_host_sections(verdicts: pd.DataFrame) -> list[str]:
+    """Where imported authors' data are among the records (`kit import felter2014`): the claims on which
+    the paper's text and those data disagree, with both numbers."""
+    from kitlib import paper_vs_data
+    from kitlib.importers import felter2014
+
+    if "host" not in verdicts.columns or felter2014.HOST_ID not in set(verdicts["host"].astype(str)):
+        return []
+    table = paper_vs_data.compare(verdicts, felter2014.HOST_ID)
+    return paper_vs_data.markdown(table, felter2014.HOST_ID)
 
 
 def _relative(target: Path, start: Path) -> str:

@@ -43,9 +43,11 @@ def pair_of(reason: str) -> tuple[str, str] | None:
     return (found.group(1), found.group(2)) if found else None
 
 
-def compare(verdicts: pd.DataFrame, host: str, rows: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per stated number of a claim the host's records decide or leave undecided."""
+def compare(verdicts: pd.DataFrame, host: str, rows: pd.DataFrame | None = None, study: str = "Felter") -> pd.DataFrame:
+    """One row per number the study's text states (reference rows whose study starts with `study`) for a
+    claim the host's records decide or leave undecided."""
     rows = reference.load() if rows is None else rows
+    rows = rows[rows["study"].astype(str).str.startswith(study)]
     mine = verdicts[verdicts["host"] == host].set_index("claim")
     found = []
     for ref in rows.itertuples():
