@@ -186,6 +186,9 @@ def test_paper_against_its_data(imported):
     assert row["status"] == "disagree" and row["stated"] == 0.98 and row["ci_high"] < 0.98
     lines = "\n".join(paper_vs_data.markdown(table.reset_index(), "felter2014"))
     assert "docker_near_native_mysql" in lines and "0.98" in lines
+    assert "VMware" not in lines  # only the paper's own text is set against its authors' data
+    section = "\n".join(analysis.reference_host_sections(verdicts))
+    assert section.startswith("## Where the paper's text and the authors' data disagree")
 
 
 # ---------------------------------------------------------------- two hosts
