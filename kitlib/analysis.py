@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from kitlib import claims, experiments, figures, hostfacts, littles_law, paths, stats
+from kitlib import claims, experiments, figures, hostfacts, littles_law, paper_vs_data, paths, stats
 from kitlib.claims.core import ENV_OPTION_COLUMNS
 from kitlib.hostid import describe_host, host_id
+from kitlib.importers import felter2014
 from kitlib.planning import parse_value
 from kitlib.records import BOOKKEEPING_COLUMNS
 from kitlib.store import load_records
@@ -178,9 +179,6 @@ def write_summary(
 def reference_host_sections(verdicts: pd.DataFrame) -> list[str]:
     """Where imported authors' data are among the records (`kit import felter2014`): the claims on which
     the paper's text and those data disagree, with both numbers."""
-    from kitlib import paper_vs_data
-    from kitlib.importers import felter2014
-
     if "host" not in verdicts.columns or felter2014.HOST_ID not in set(verdicts["host"].astype(str)):
         return []
     table = paper_vs_data.compare(verdicts, felter2014.HOST_ID)

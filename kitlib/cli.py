@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from kitlib import experiments, hostcheck, inventory, parsers, paths, signals
+from kitlib import against, experiments, hostcheck, importers, inventory, parsers, paths, signals
 from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
 from kitlib.errors import KitError, PlanError
@@ -263,8 +263,6 @@ def cmd_claims(args: argparse.Namespace) -> int:
         raise PlanError(f"no such folder of runs: {', '.join(absent)}")
     verdicts = claims.evaluate_all(analysis.load(folders))
     if args.against:
-        from kitlib import against
-
         try:
             table = against.against(verdicts, args.against)
         except LookupError as exc:
@@ -279,8 +277,6 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Write the records of published raw outputs; print the folders, how series were labelled, what failed."""
-    from kitlib import importers, paths
-
     importer = importers.get(args.source)
     results = Path(args.results).resolve() if args.results else paths.results_root()
     imported = importer.import_tree(Path(args.path), results)
