@@ -359,7 +359,19 @@ def mysql_units(root: Path) -> tuple[list[Unit], list[Failed], list[dict[str, An
                 kept = [Measurement(m.metric, m.value, m.unit, {"mode": m.dims.get("mode")}) for m in group]
                 point = {"threads": threads, "rows": 2_000_000}
                 units.append(Unit("mysql", "oltp_read_only", env, point, kept, rel, k, {"series": how}))
+    for earlier in earlier_mysql_series(root, native) if (root / "mysql" / "results").is_dir() else []:
+        series.append({**earlier, "env": "not imported", "how": _earlier_text(earlier)})
     return units, failed, series
+
+
+def _earlier_text(earlier: dict[str, Any]) -> str:
+    if "packets_per_transaction" not in earlier:
+        return earlier.get("how", "")
+    return (
+        f"{earlier['packets_per_transaction']:.2f} packets per transaction in {earlier['dstat']} "
+        f"({earlier['outputs']} sysbench outputs), {earlier['relative_to_native']:.2f}× the final native's: "
+        f"{earlier['network']}; an earlier set, not imported"
+    )
 
 
 def mysql_env(name: str, per_tx: tuple[float, str] | None, native: tuple[float, str] | None) -> tuple[str, str]:
@@ -383,6 +395,52 @@ def mysql_env(name: str, per_tx: tuple[float, str] | None, native: tuple[float, 
         f"{per_tx[0]:.2f} packets per transaction in {per_tx[1]}, {ratio:.2f}× native's {native[0]:.2f} "
         f"({path}); storage from the folder name ({where})",
     )
+
+
+def earlier_mysql_series(root: Path, native: tuple[float, str] | None) -> list[dict[str, Any]]:
+    """The MySQL series of the earlier sets (every folder of mysql/results/ but the final set): not
+    imported (their runs predate the performance governor the paper's figures were measured with), but
+    each one's network is checked the same way, from its packets per transaction against native's."""
+    folder = root / "mysql" / "results"
+    found = []
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "performance-governor"):
+        files = [f for f in sorted(sub.glob("dstat*.csv")) if "cleaned" not in f.name]
+        outputs = [
+            f for f in sorted(sub.iterdir()) if f.name.startswith(("results-", "records-")) and f.suffix != ".csv"
+        ]
+        for dstat_file in files:
+            token = dstat_file.stem.rsplit("-", 1)[-1]
+            mine = outputs if len(files) == 1 else [f for f in outputs if f"-{token}" in f.name]
+            transactions = 0.0
+            for path in mine:
+                try:
+                    parsed = sysbench04.parse(path.read_text(errors="replace"), _rel(root, path))
+                except ParseError:
+                    continue
+                transactions += sum(m.value for m in parsed if m.metric == "transactions")
+            try:
+                packets = {
+                    m.metric: m.value
+                    for m in dstat.parse(dstat_file.read_text(errors="replace"), _rel(root, dstat_file))
+                }
+            except ParseError as exc:
+                found.append({"folder": _rel(root, sub), "dstat": _rel(root, dstat_file), "how": str(exc)})
+                continue
+            if transactions <= 0 or native is None:
+                continue
+            per_tx = packets["packets_received"] / transactions
+            ratio = per_tx / native[0]
+            found.append(
+                {
+                    "folder": _rel(root, sub),
+                    "dstat": _rel(root, dstat_file),
+                    "outputs": len(mine),
+                    "packets_per_transaction": per_tx,
+                    "relative_to_native": ratio,
+                    "network": "host networking (or bare metal)" if ratio < 1.5 else "bridge + NAT (or a tap)",
+                }
+            )
+    return found
 
 
 # ---------------------------------------------------------------- redis

@@ -143,6 +143,8 @@ def test_import_labels_series_from_their_data_and_names_the_file_of_each_record(
     assert series["docker-nofs"]["env"] == "docker-host-overlay"  # host networking by its packets
     assert series["docker-nofs-nonet"]["env"] == "docker-nat-overlay"
     assert round(series["docker-nofs-nonet"]["relative_to_native"], 1) == 3.0
+    earlier = series["docker-single-container-10run"]  # an earlier set: checked, not imported
+    assert earlier["env"] == "not imported" and round(earlier["relative_to_native"], 1) == 3.0
     run = results / "mysql" / felter2014.RUN_ID
     unit = json.loads(next((run / "units").glob("oltp_read_only__kvm__*")).read_text())
     assert unit["source"]["repository"] == felter2014.REPOSITORY and unit["source"]["file"].startswith("mysql/results/")
