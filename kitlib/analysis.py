@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from kitlib import claims, experiments, figures, hostfacts, littles_law, paths, stats
+from kitlib import claims, experiments, figures, hostfacts, littles_law, paper_vs_data, paths, stats
 from kitlib.claims.core import ENV_OPTION_COLUMNS
 from kitlib.hostid import describe_host, host_id
+from kitlib.importers import felter2014
 from kitlib.planning import parse_value
 from kitlib.records import BOOKKEEPING_COLUMNS
 from kitlib.store import load_records
@@ -164,6 +165,7 @@ def write_summary(
         reason = str(row["reason"]).replace("|", "/")
         host = row["host"] if "host" in verdicts.columns else ""
         lines.append(f"| {row['statement']} | {host} | **{row['status']}** | {reason} | {row['source']} |")
+    lines += ["", *reference_host_sections(verdicts)]
     lines += ["", "## Figures", ""]
     for name, files in sorted(figures.items()):
         png = next((f for f in files if f.suffix == ".png"), files[0])
@@ -172,6 +174,15 @@ def write_summary(
         lines.append("(no figures: no records)")
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def reference_host_sections(verdicts: pd.DataFrame) -> list[str]:
+    """Where imported authors' data are among the records (`kit import felter2014`): the claims on which
+    the paper's text and those data disagree, with both numbers."""
+    if "host" not in verdicts.columns or felter2014.HOST_ID not in set(verdicts["host"].astype(str)):
+        return []
+    table = paper_vs_data.compare(verdicts, felter2014.HOST_ID)
+    return paper_vs_data.markdown(table, felter2014.HOST_ID)
 
 
 def _relative(target: Path, start: Path) -> str:

@@ -7,7 +7,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from kitlib import estimate, experiments, hostcheck, inventory, parsers, paths, signals
+from kitlib import against, estimate, experiments, hostcheck, importers, inventory, parsers, paths, signals
 from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
 from kitlib.errors import KitError, PlanError
@@ -129,7 +129,22 @@ def _parser() -> argparse.ArgumentParser:
         "claims", help="every claim's verdict on the records under DIR… (default results/), as CSV"
     )
     verdicts.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs (relative to the current directory)")
+    verdicts.add_argument(
+        "--against",
+        default=None,
+        metavar="HOST",
+        help="each claim's effect beside this host's (e.g. felter2014, after `kit import`), with the interval "
+        "of their difference",
+    )
     verdicts.set_defaults(func=cmd_claims)
+
+    imports = sub.add_parser(
+        "import", help="turn published raw outputs into records of a host of their own: `kit import felter2014 PATH`"
+    )
+    imports.add_argument("source", help="felter2014: a clone of github.com/thewmf/kvm-docker-comparison")
+    imports.add_argument("path", help="the clone (or the folder holding it)")
+    imports.add_argument("--results", default=None, help="where to write (default: results/)")
+    imports.set_defaults(func=cmd_import)
     return parser
 
 
@@ -274,9 +289,28 @@ def cmd_claims(args: argparse.Namespace) -> int:
     absent = [str(f) for f in folders if not f.is_dir()]
     if absent:
         raise PlanError(f"no such folder of runs: {', '.join(absent)}")
-    table = claims.evaluate_all(analysis.load(folders)).rename(columns={"status": "verdict", "ratio": "effect"})
+    verdicts = claims.evaluate_all(analysis.load(folders))
+    if args.against:
+        try:
+            table = against.against(verdicts, args.against)
+        except LookupError as exc:
+            raise PlanError(f"--against: {exc}; `kit import {args.against} PATH` writes its records") from None
+        table.drop(columns=["reference_host"]).to_csv(sys.stdout, index=False, float_format="%.6g")
+        return 0
+    table = verdicts.rename(columns={"status": "verdict", "ratio": "effect"})
     columns = ["claim", "host", "verdict", "effect", "ci_low", "ci_high", "n", "reason"]
     table[columns].to_csv(sys.stdout, index=False, float_format="%.6g")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Write the records of published raw outputs; print the folders, how series were labelled, what failed."""
+    importer = importers.get(args.source)
+    results = Path(args.results).resolve() if args.results else paths.results_root()
+    imported = importer.import_tree(Path(args.path), results)
+    print(f"{imported.units} units imported as host {importer.HOST_ID} ({importer.HOST['description']})")
+    for line in importer.summary_lines(imported):
+        print(line)
     return 0
 
 

@@ -4,9 +4,9 @@ can follow a parameter from a notebook down to the host without ever going back 
     0 foundation   errors, paths, naming, records, procs, stats … (and `kitlib` itself: lazy API only)
     1 host         kitlib.host (logged commands, links, forwarding, start/stop), image, QEMU command lines
     2 places       environments, VMs, peers, remote engines, interrupt and CPU placement
-    3 experiments  planning, parsers, experiments, store, provenance, clean-up
+    3 experiments  planning, parsers, experiments, store, provenance, clean-up, importers
     4 execution    runner, notebooks, progress, reproduce, host checks
-    5 analysis     figures, claims, analysis, explorer, tables, tour
+    5 analysis     figures, claims, analysis, explorer, tables, tour, paper against data, host against host
     6 interface    cli
 
 Function-local imports of kitlib modules are counted: the number may only go down.
@@ -64,6 +64,7 @@ LAYERS = {
     "kitlib.provenance": 3,
     "kitlib.cleanup": 3,
     "kitlib.estimate": 3,
+    "kitlib.importers": 3,
     "kitlib.runner": 4,
     "kitlib.notebooks": 4,
     "kitlib.notebook_cells": 4,
@@ -85,6 +86,8 @@ LAYERS = {
     "kitlib.littles_law": 5,
     "kitlib.tables": 5,
     "kitlib.reference": 5,
+    "kitlib.paper_vs_data": 5,
+    "kitlib.against": 5,
     "kitlib.tour": 5,
     "kitlib.cli": 6,
 }
