@@ -45,7 +45,10 @@ def memory_mib(mem_total: Any) -> int | None:
 
 
 def host_id(host: Mapping[str, Any]) -> str:
-    """12 hex digits naming a machine: a hash of its `identity`."""
+    """12 hex digits naming a machine: a hash of its `identity`; a reference host (records imported from a
+    published data set, `reference` set in its facts) keeps the name its importer gave it."""
+    if host.get("reference") and host.get("host_id"):
+        return str(host["host_id"])
     return hashlib.sha256(json.dumps(identity(host), sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -50,6 +50,7 @@ RUN_ID = "felter2014-6820500"
 #: the machine as the paper describes it (§3): the records' host
 HOST: dict[str, Any] = {
     "host_id": HOST_ID,
+    "reference": "the authors' published raw outputs, imported (not measured by the kit)",
     "description": (
         "IBM System x3650 M4: two 2.4-3.0 GHz Intel Sandy Bridge-EP Xeon E5-2665 processors, 16 cores "
         "(32 threads), 256 GB RAM (Felter et al. 2014, §3; the authors' published raw outputs)"
@@ -179,7 +180,7 @@ def stream_units(root: Path) -> tuple[list[Unit], list[Failed]]:
                     m.unit,
                     {
                         "kernel": m.dims["kernel"],
-                        "variant": "Star",
+                        "variant": "System",
                         "benchmark": "STREAM",
                         "method": "stream.c with OpenMP: every thread of the binding at once, one process",
                         "array_elements": m.dims["array_elements"],
@@ -652,7 +653,7 @@ NOT_IN_THE_DATA = (
     "(nat_doubles_rr_latency, nat_adds_rr_latency, nat_offset_vmware)",
     "netperf, nuttcp: one spreadsheet cell per environment (n = 1), never decided at 3 runs a side",
     "fio: one run per environment (two for KVM, one of them from commit b72ae3e), never decided",
-    "RandomAccess: gups.c ran as one process (variant Single); the claim selects hpcc's Star variant",
+    "RandomAccess: gups.c ran as one process (variant Single); the claim compares the whole system's rate (System)",
     "MySQL Docker NAT with a volume: no series ran it (overlay_slows_mysql)",
     "PXZ and container start-up: the repository holds no such outputs",
 )

@@ -8,8 +8,9 @@ iodepth=1`); each group then reports per direction::
         clat (usec): min=…, max=…, avg=1522.31, stdev=…
 
 and ends with `Run status group N (all jobs):`. Every group the header announces must report its
-directions and its run status, else the output is cut off and raises. Bandwidth is returned in KB/s
-as fio prints it; completion latency in µs (fio prints usec or msec: msec are multiplied by 1000).
+directions and its run status, else the output is cut off and raises. Bandwidth is returned in MB/s of
+10^6 bytes, the unit of the kit's own fio records (fio 2.0.8's KB is 1024 bytes); completion latency in
+µs (fio prints usec or msec: msec are multiplied by 1000).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ _DIRECTION = re.compile(r"^\s+(read|write)\s*: io=[^,]+, bw=([0-9.]+)(KB|MB|B)/s
 _CLAT = re.compile(r"^\s+clat \((usec|msec)\): min=\s*[0-9.]+[KM]?\s*, max=\s*[0-9.]+[KM]?\s*, avg=\s*([0-9.]+)")
 _STATUS = re.compile(r"^Run status group (\d+) \(all jobs\):", re.M)
 _VERSION = re.compile(r"^(fio-)?2\.0\.8$", re.M)
-_KB = {"B": 1 / 1024, "KB": 1.0, "MB": 1024.0}
+#: bytes per unit fio 2.0.8 prints bandwidth in (powers of 1024)
+_BYTES = {"B": 1.0, "KB": 1024.0, "MB": 1024.0**2}
 
 
 def parse(text: str, source: str) -> list[Measurement]:
@@ -63,7 +65,8 @@ def parse(text: str, source: str) -> list[Measurement]:
                 "direction": direction,
             }
             found.append(Measurement("iops", float(match.group(4)), "IOPS", dims))
-            found.append(Measurement("bandwidth", float(match.group(2)) * _KB[match.group(3)], "KB/s", dims))
+            rate = float(match.group(2)) * _BYTES[match.group(3)] / 1e6
+            found.append(Measurement("bandwidth", rate, "MB/s", dims))
             reported.add(group)
         elif (match := _CLAT.match(line)) and direction is not None:
             factor = 1000.0 if match.group(1) == "msec" else 1.0

@@ -70,7 +70,7 @@ def netperf(data: bytes, source: str) -> list[Measurement]:
             env = head.removesuffix(" /s").strip()
             dims = {"test": test, "sheet_env": env, "cell": f"{column}{row}"}
             if head.endswith("/s"):
-                found.append(Measurement("transaction_rate", value, "transactions/s", dims))
+                found.append(Measurement("transaction_rate", value, "trans/s", dims))
             else:
                 found.append(Measurement("rtt_mean", value, "us", dims))
     if not found:
@@ -80,7 +80,8 @@ def netperf(data: bytes, source: str) -> list[Measurement]:
 
 def nuttcp(data: bytes, source: str) -> list[Measurement]:
     """nuttcp.xlsx: `Direction | Native | Docker NAT | Docker Host | KVM`, a row per direction
-    (C->S, S->C) in Mbps, then the same row divided by 1000 (Gbps). The Mbps row is read."""
+    (C->S, S->C) in Mbps, then the same row divided by 1000 (Gbps). The Mbps row is read, and returned in
+    Gbps (divided by 1000, as the sheet's own second row does), the unit of the kit's nuttcp records."""
     table = cells(data, "nuttcp (spreadsheet)", source)
     header_row = next((r for (r, c), v in table.items() if c == "A" and v.strip() == "Direction"), None)
     if header_row is None:
@@ -98,7 +99,10 @@ def nuttcp(data: bytes, source: str) -> list[Measurement]:
                 continue
             found.append(
                 Measurement(
-                    "throughput", value, "Mbps", {"direction": direction, "sheet_env": head, "cell": f"{column}{row}"}
+                    "throughput",
+                    value / 1000,
+                    "Gbps",
+                    {"direction": direction, "sheet_env": head, "cell": f"{column}{row}"},
                 )
             )
     if not found:
