@@ -112,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
         "claims", help="every claim's verdict on the records under DIR… (default results/), as CSV"
     )
     verdicts.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs (relative to the current directory)")
+    verdicts.add_argument(
+        "--list",
+        action="store_true",
+        dest="listing",
+        help="print every claim (source, verbatim quote, band and rule, kind) and every finding not encoded, as CSV",
+    )
     verdicts.set_defaults(func=cmd_claims)
     return parser
 
@@ -242,6 +248,9 @@ def cmd_claims(args: argparse.Namespace) -> int:
     """Verdicts as CSV on standard output, one row per claim and host, for scripts and a lab's own CI."""
     from kitlib import analysis, claims, paths
 
+    if args.listing:
+        claims.listing().to_csv(sys.stdout, index=False)
+        return 0
     folders = [Path(d).resolve() for d in args.dirs] or [paths.results_root()]
     absent = [str(f) for f in folders if not f.is_dir()]
     if absent:
