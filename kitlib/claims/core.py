@@ -42,7 +42,9 @@ RULE_STATED = (
     f"as that effect within ±{STATED_TOLERANCE:.0%} of its size (of ratio − 1, or of the offset)"
 )
 RULE_BOUND = "a stated bound ('over', 'higher than', 'less than', 'only', 'up to') reads as that bound, one-sided"
-RULE_LARGE = f"a large effect in words ('markedly', 'significant', 'greatly', 'noticeably') reads as at least {LARGE:.0%}"
+RULE_LARGE = (
+    f"a large effect in words ('markedly', 'significant', 'greatly', 'noticeably') reads as at least {LARGE:.0%}"
+)
 RULE_SMALL = f"a small effect in words ('a little') reads as more than 0 and at most {LARGE:.0%}"
 RULE_DIRECTION = "a direction without a size ('increases', 'lower', 'longer') reads as any effect that way"
 RULE_EVERY = "every configuration measured must hold by itself"

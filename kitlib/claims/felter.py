@@ -54,7 +54,9 @@ SEQUENTIAL_IO = ["seq_read", "seq_write"]
 
 # the sentences, verbatim from seed 001 (the final report) and seed 002
 PXZ = "As expected, native and Docker performance are very similar while KVM is 22% slower."
-PXZ_TUNING = "We note that tuning KVM by vCPU pinning and exposing cache topology makes little difference to the performance."
+PXZ_TUNING = (
+    "We note that tuning KVM by vCPU pinning and exposing cache topology makes little difference to the performance."
+)
 LINPACK = "Performance is almost identical on both Linux and Docker"
 LINPACK_KVM = "However, untuned KVM performance is markedly worse"
 LINPACK_TUNED = (
@@ -91,7 +93,9 @@ REDIS_NAT_PEAK = (
 )
 REDIS_KVM = "KVM adds approximately 83µs of latency to every transaction."
 REDIS_KVM_PARITY = "Beyond 100 connections, the throughput of both deployments are practically identical."
-MYSQL_DOCKER = "Docker has similar performance to native, with the difference asymptotically approaching 2% at higher concurrency."
+MYSQL_DOCKER = (
+    "Docker has similar performance to native, with the difference asymptotically approaching 2% at higher concurrency."
+)
 MYSQL_KVM = "KVM has much higher overhead, higher than 40% in all measured cases."
 MYSQL_AUFS = "AUFS introduces significant overhead"
 MYSQL_NAT = "NAT also introduces a little overhead but this workload is not network-intensive."
@@ -101,7 +105,10 @@ MYSQL_CPU = (
     "level, a difference of around 1.5%."
 )
 STARTUP = "containers can start much faster than VMs (less than 1 second compared to 11 seconds on our hardware)"
-VM_NAT = "The Native-Docker and VM-Docker configuration adds about 9-10 microseconds of overhead due to the Docker bridge NAT function."
+VM_NAT = (
+    "The Native-Docker and VM-Docker configuration adds about 9-10 microseconds of overhead due to the Docker "
+    "bridge NAT function."
+)
 VM_OFFSET = "latency in a VM with VMXNET3 device is only 15 microseconds more than in the native case"
 VM_HOSTNET = (
     "A Docker container (running natively or in a VM) when configured to use host networking achieves similar "
@@ -149,7 +156,9 @@ def _tcp_equals_udp(df: pd.DataFrame) -> Verdict:
     if rows.empty or "protocol" not in rows.columns or set(rows["protocol"].dropna()) < {"tcp", "udp"}:
         return missing("request-response round trips of both TCP and UDP")
     envs = sorted({str(e) for e in rows["env"] if not is_replica(e) and str(e).split("+")[0] not in EMULATED})
-    relabelled = rows.assign(env=rows["env"].astype(str) + "/" + rows["protocol"].astype(str)).drop(columns=["protocol"])
+    relabelled = rows.assign(env=rows["env"].astype(str) + "/" + rows["protocol"].astype(str)).drop(
+        columns=["protocol"]
+    )
     verdicts = []
     for env in envs:
         verdicts += decide_each(relabelled, f"{env}/udp", f"{env}/tcp", EQUAL)
@@ -161,7 +170,9 @@ def _peak(df: pd.DataFrame) -> Verdict:
     rows = select(df, "redis", "throughput") if "experiment" in df.columns else df.iloc[0:0]
     if rows.empty or "clients" not in rows.columns:
         return missing("Redis throughput records")
-    keep = [c for c in ("experiment", "workload", "metric", "op", "env", "value", "unit", "run_id", "repetition", "host")]
+    keep = [
+        c for c in ("experiment", "workload", "metric", "op", "env", "value", "unit", "run_id", "repetition", "host")
+    ]
     peaks = []
     for _env, part in rows.groupby("env"):
         best = part.groupby("clients")["value"].mean().idxmax()
@@ -460,7 +471,14 @@ CLAIMS: list[Claim] = [
         f"{FELTER}, §3.I, Fig. 10",
         "At the highest concurrency measured, Docker (host network, volume) is 2% below native on MySQL",
         compare_where(
-            "mysql", "tps", exact("docker-host-volume"), "native", stated_ratio(0.98), "threads", highest, "a thread count"
+            "mysql",
+            "tps",
+            exact("docker-host-volume"),
+            "native",
+            stated_ratio(0.98),
+            "threads",
+            highest,
+            "a thread count",
         ),
         MYSQL_DOCKER,
         stated_ratio(0.98),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from kitlib import hostfacts
@@ -153,9 +151,7 @@ def _vm_scaleout(df: pd.DataFrame) -> Verdict:
     )
 
 
-SEED2_OLTP = (
-    "VMware VROOM! blog, post 2 'Running Transactional Workloads Using Docker Containers on vSphere 6.0'"
-)
+SEED2_OLTP = "VMware VROOM! blog, post 2 'Running Transactional Workloads Using Docker Containers on vSphere 6.0'"
 #: the post's "adds little overhead (2-4%)": a ratio from 0.96 to 0.98, by RULE_STATED
 OLTP_LITTLE = stated_ratio(0.96, 0.98)
 #: the post's Docker: "bridged networking and host volumes for storing the database"

@@ -10,7 +10,10 @@ FELTER = "Felter et al. 2014"
 LATENCY = "Latency Impact of Docker Containers: A Closer Look"
 SEED3 = "A Performance Study of Containers in Cloud Environment"
 VROOM = "VMware VROOM! blog"
-VSPHERE = "the finding is about vSphere VMs (ESXi and its scheduler); the kit runs no vSphere guest, and KVM never stands for one"
+VSPHERE = (
+    "the finding is about vSphere VMs (ESXi and its scheduler); the kit runs no vSphere guest, and KVM never "
+    "stands for one"
+)
 
 
 @dataclass(frozen=True)

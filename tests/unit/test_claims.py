@@ -103,7 +103,15 @@ PAIRS = {
         0.8,
     ),
     "kvm_negligible_sequential_io": ("block", "bandwidth", "kvm", "native", {"workload": "seq_write"}, 1.0, 0.8),
-    "docker_no_random_io_overhead": ("block", "iops", "docker-nat-volume", "native", {"workload": "rand_read"}, 1.0, 0.8),
+    "docker_no_random_io_overhead": (
+        "block",
+        "iops",
+        "docker-nat-volume",
+        "native",
+        {"workload": "rand_read"},
+        1.0,
+        0.8,
+    ),
     "kvm_halves_random_iops": ("block", "iops", "kvm", "native", {"workload": "rand_read"}, 0.5, 0.95),
     "kvm_raises_read_latency": ("block", "clat_mean", "kvm", "native", {"workload": "rand_read_latency"}, 2.5, 1.2),
     "kvm_redis_parity_beyond_100": ("redis", "throughput", "kvm", "native", {"op": "mix", "clients": 128}, 1.0, 0.8),
@@ -154,7 +162,12 @@ DIFFERENCES = {
     ),
 }
 #: claims whose band is narrower than the default spread of 2% allows to decide: their runs spread less
-TIGHT = {"docker_near_native_stream": 0.004, "kvm_near_native_stream": 0.004, "docker_near_native_mysql": 0.002, "native_mysql_peak_cpu_higher": 0.001}
+TIGHT = {
+    "docker_near_native_stream": 0.004,
+    "kvm_near_native_stream": 0.004,
+    "docker_near_native_mysql": 0.002,
+    "native_mysql_peak_cpu_higher": 0.001,
+}
 
 
 def pair_rows(name: str, effect: float, n: int = 5, cv: float | None = None) -> list[dict]:
@@ -314,7 +327,9 @@ def test_nat_peak_compares_each_environment_at_its_own_peak():
 def test_tcp_and_udp_compared_within_each_environment():
     rows = []
     for env, level in (("native", 30.0), ("docker-nat-volume", 60.0)):
-        rows += runs("net", "rtt_mean", env, level, protocol="tcp") + runs("net", "rtt_mean", env, level, protocol="udp")
+        rows += runs("net", "rtt_mean", env, level, protocol="tcp") + runs(
+            "net", "rtt_mean", env, level, protocol="udp"
+        )
     assert verdict("tcp_udp_similar_latency", rows).status == claims.REPRODUCED
     apart = [{**r, "value": r["value"] * 0.8} if r["protocol"] == "udp" and r["env"] == "native" else r for r in rows]
     assert verdict("tcp_udp_similar_latency", apart).status == claims.NOT_REPRODUCED
