@@ -95,14 +95,6 @@ FINDINGS: list[Unencoded] = [
         "SPEC CPU 2006 is licensed software the kit cannot install; its CPU experiment runs PXZ and Linpack",
     ),
     Unencoded(
-        "stream_lxc_docker_vm",
-        "003",
-        f"{SEED3}, §4.2, Table 2",
-        "No matter LXC, Docker, or Docker-Machine, they have similar memory bandwidth.",
-        "the kit's memory experiment runs on native, Docker and KVM labels, not on lxc or docker-in-kvm, so "
-        "no records of those environments exist to compare",
-    ),
-    Unencoded(
         "hibench_lxc_docker",
         "003",
         f"{SEED3}, §4.3, Figs. 6–7",

@@ -111,6 +111,8 @@ EXPERIMENT = Experiment(
             "kvm_near_native_stream",
             "docker_near_native_randomaccess",
             "kvm_near_native_randomaccess",
+            "lxc_docker_similar_stream",
+            "docker_in_vm_similar_stream",
             "numa_pinning_helps_memory",
         ),
     ),
