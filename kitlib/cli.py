@@ -136,6 +136,12 @@ def _parser() -> argparse.ArgumentParser:
         help="each claim's effect beside this host's (e.g. felter2014, after `kit import`), with the interval "
         "of their difference",
     )
+    verdicts.add_argument(
+        "--list",
+        action="store_true",
+        dest="listing",
+        help="print every claim (source, verbatim quote, band and rule, kind) and every finding not encoded, as CSV",
+    )
     verdicts.set_defaults(func=cmd_claims)
 
     imports = sub.add_parser(
@@ -285,6 +291,9 @@ def cmd_claims(args: argparse.Namespace) -> int:
     """Verdicts as CSV on standard output, one row per claim and host, for scripts and a lab's own CI."""
     from kitlib import analysis, claims, paths
 
+    if args.listing:
+        claims.listing().to_csv(sys.stdout, index=False)
+        return 0
     folders = [Path(d).resolve() for d in args.dirs] or [paths.results_root()]
     absent = [str(f) for f in folders if not f.is_dir()]
     if absent:

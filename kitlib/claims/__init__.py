@@ -1,9 +1,11 @@
 """The studies' testable findings as named claims over records, decided on intervals.
 
-Each claim declares a band on an effect (see `kitlib.claims.core`) and evaluates to `reproduced`,
-`not reproduced`, `inconclusive` or `not testable here`, with evidence written from the same interval.
-Records of different hosts are never pooled: `evaluate_all` decides per host. Absolute numbers are never
-compared with the papers; ratios and differences are.
+Each claim quotes the sentence it encodes, declares a band on an effect and the rule that turns the
+sentence into that band (see `kitlib.claims.core`), and evaluates to `reproduced`, `not reproduced`,
+`inconclusive` or `not testable here`, with evidence written from the same interval. Records of different
+hosts are never pooled: `evaluate_all` decides per host. Absolute numbers are never compared with the
+papers; ratios and differences are. The findings no claim tests are listed with the reason in
+`kitlib.claims.unencoded`; `listing` prints both.
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ from __future__ import annotations
 import pandas as pd
 
 from kitlib import experiments, hostfacts
-from kitlib.claims import felter, latency, seeds
+from kitlib.claims import felter, latency, seeds, unencoded
 from kitlib.claims.core import (
+    DERIVED,
     INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTABLE,
+    PAPER,
     REPRODUCED,
     STATUSES,
     Claim,
@@ -26,6 +30,8 @@ CLAIMS: list[Claim] = [*felter.CLAIMS, *latency.CLAIMS, *seeds.CLAIMS]
 
 __all__ = [
     "CLAIMS",
+    "DERIVED",
+    "PAPER",
     "INCONCLUSIVE",
     "NOT_REPRODUCED",
     "NOT_TESTABLE",
@@ -34,10 +40,34 @@ __all__ = [
     "Claim",
     "Verdict",
     "evaluate_all",
+    "listing",
     "of",
 ]
 
 COLUMNS = ["claim", "host", "source", "statement", "status", "reason", "ratio", "ci_low", "ci_high", "p_value", "n"]
+
+
+LISTING_COLUMNS = ["claim", "source", "quote", "band", "kind"]
+
+
+def listing() -> pd.DataFrame:
+    """Every claim with its source, verbatim quote, band (with the rule behind it) and kind, then every
+    finding no claim tests, its band column saying why not."""
+    rows = [
+        {
+            "claim": c.name,
+            "source": c.cited,
+            "quote": c.quote,
+            "band": f"{c.band}; rule: {c.rule}" if c.rule else c.band,
+            "kind": c.kind,
+        }
+        for c in CLAIMS
+    ]
+    rows += [
+        {"claim": f.name, "source": f.cited, "quote": f.quote, "band": f.line, "kind": unencoded.NOT_ENCODED}
+        for f in unencoded.FINDINGS
+    ]
+    return pd.DataFrame(rows, columns=LISTING_COLUMNS)
 
 
 def of(experiment: str) -> list[Claim]:
@@ -64,7 +94,7 @@ def _table(df: pd.DataFrame, host: str, chosen: list[Claim]) -> pd.DataFrame:
             {
                 "claim": claim.name,
                 "host": host,
-                "source": claim.source,
+                "source": claim.cited,
                 "statement": claim.statement,
                 **verdict.__dict__,
             }

@@ -1,11 +1,14 @@
 """One verdict rule for every claim: the 95% interval of an effect against the band the paper states.
 
-A claim declares a band on an effect (a ratio or a difference, with its direction): *about equal*
-(within ±t), *at least x higher/lower*, *about k times*, *a fixed offset*. The verdict is
-**reproduced** when the interval lies inside the band, **not reproduced** when it lies entirely
-outside, **inconclusive** otherwise (with the repetitions that would likely decide it), and never
-decided on fewer than 3 runs a side. The evidence text is written from the same numbers as the
-verdict, so the two cannot disagree.
+A claim carries the sentence it encodes (a verbatim quote from the seed texts), the band on an effect
+(a ratio or a difference, with its direction) and the rule that turns the sentence into that band (the
+`RULE_*` texts below: the same words always give the same band; a band is never widened for noise,
+which belongs in the interval). The verdict is **reproduced** when the interval lies inside the band,
+**not reproduced** when it lies entirely outside, **inconclusive** otherwise (with the repetitions
+that would likely decide it), and never decided on fewer than 3 runs a side. Each interval rests on
+one host and one configuration: where records sweep a parameter, every configuration is decided by
+itself and all must hold, since no seed averages a sweep. The evidence text is written from the same
+numbers as the verdict, so the two cannot disagree.
 """
 
 from __future__ import annotations
@@ -24,6 +27,27 @@ from kitlib.errors import PlanError
 from kitlib.records import BOOKKEEPING_COLUMNS
 
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
+PAPER, DERIVED = "paper", "derived"  # the paper's own finding, or the kit's derivation from a sentence
+#: how a stated number may be missed: this share of the effect's size (of ratio − 1, or of an offset)
+STATED_TOLERANCE = 0.25
+#: the smallest effect a word for a large one ('markedly', 'significant', 'greatly', 'noticeably') admits
+LARGE = 0.10
+
+RULE_EQUAL = (
+    "a statement of equality ('very similar', 'almost identical', 'virtually the same', 'the same', "
+    "'negligible', 'no overhead', 'similar') reads as a ratio within ±5%"
+)
+RULE_STATED = (
+    "a stated number (a percentage, a factor, an offset, or a factor in words: 'doubles', 'half') reads "
+    f"as that effect within ±{STATED_TOLERANCE:.0%} of its size (of ratio − 1, or of the offset)"
+)
+RULE_BOUND = "a stated bound ('over', 'higher than', 'less than', 'only', 'up to') reads as that bound, one-sided"
+RULE_LARGE = (
+    f"a large effect in words ('markedly', 'significant', 'greatly', 'noticeably') reads as at least {LARGE:.0%}"
+)
+RULE_SMALL = f"a small effect in words ('a little') reads as more than 0 and at most {LARGE:.0%}"
+RULE_DIRECTION = "a direction without a size ('increases', 'lower', 'longer') reads as any effect that way"
+RULE_EVERY = "every configuration measured must hold by itself"
 INCONCLUSIVE, NOT_TESTABLE = "inconclusive", "not testable here"
 STATUSES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
 MIN_RUNS = 3
@@ -67,10 +91,24 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Claim:
+    """A finding as a test: the sentence it encodes (`quote`, verbatim from seed `seed` at `source`),
+    the `band` its effect must lie in, the `rule` that turns the sentence into that band, and whether it
+    is the paper's own finding (`paper`) or the kit's derivation from a sentence (`derived`)."""
+
     name: str
     source: str
     statement: str
     predicate: Callable[[pd.DataFrame], Verdict] = field(repr=False)
+    seed: str = ""
+    quote: str = ""
+    band: str = ""
+    rule: str = ""
+    kind: str = PAPER
+
+    @property
+    def cited(self) -> str:
+        """The source with the seed file it is quoted from."""
+        return f"seed {self.seed}: {self.source}" if self.seed else self.source
 
     def evaluate(self, df: pd.DataFrame) -> Verdict:
         try:
@@ -171,6 +209,42 @@ def offset(low: float, high: float, unit: str, text: str) -> Band:
     return Band(low, high, f"{text} ({unit})")
 
 
+def stated_ratio(ratio: float, high: float | None = None) -> Band:
+    """A stated ratio (or range of ratios) within STATED_TOLERANCE of its effect: 1.8 → [1.6, 2.0]."""
+    high = ratio if high is None else high
+    low_e, high_e = ratio - 1, high - 1
+    low = 1 + low_e - STATED_TOLERANCE * abs(low_e)
+    top = 1 + high_e + STATED_TOLERANCE * abs(high_e)
+    said = f"{ratio:g}" if high == ratio else f"{ratio:g}–{high:g}"
+    return Band(min(low, top), max(low, top), f"about {said}× (±{STATED_TOLERANCE:.0%} of the effect)")
+
+
+def stated_offset(value: float, unit: str, high: float | None = None) -> Band:
+    """A stated offset (or range) within STATED_TOLERANCE of its size: +15 µs → [11.25, 18.75] µs."""
+    high = value if high is None else high
+    said = f"{value:g}" if high == value else f"{value:g}–{high:g}"
+    return Band(
+        value - STATED_TOLERANCE * abs(value),
+        high + STATED_TOLERANCE * abs(high),
+        f"about {said} {unit} (±{STATED_TOLERANCE:.0%})",
+    )
+
+
+def large_higher() -> Band:
+    return Band(1 + LARGE, math.inf, f"at least {LARGE:.0%} higher")
+
+
+def large_lower() -> Band:
+    return Band(0.0, 1 - LARGE, f"at least {LARGE:.0%} lower")
+
+
+def small_lower() -> Band:
+    return Band(1 - LARGE, 1.0, f"lower by at most {LARGE:.0%}")
+
+
+EQUAL = about_equal(0.05)
+
+
 def _fmt(x: float) -> str:
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
@@ -244,6 +318,42 @@ def effect_between(rows: pd.DataFrame, env: str, baseline: str, scale: str = "ra
     half = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
     p = float(2 * sps.t.sf(abs(point) / se, df))
     return Effect(back(point), back(point - half), back(point + half), p, n, how, scale)
+
+
+def per_configuration(
+    rows: pd.DataFrame, env: str, baseline: str, scale: str = "ratio"
+) -> list[tuple[str, Effect | str]] | str:
+    """`env` against `baseline` in each configuration both have, one effect each (one host, one
+    configuration per interval), named by the columns that tell the configurations apart. Returns the
+    reason instead when there is nothing to compare."""
+    a, b = rows[rows["env"] == env], rows[rows["env"] == baseline]
+    if a.empty or b.empty:
+        return f"no records of {env if a.empty else baseline}"
+    columns = [c for c in configuration_columns(rows) if c != "env"]
+    ka, kb = _keyed(a, columns), _keyed(b, columns)
+    common = sorted(set(ka) & set(kb), key=_natural)
+    if not common:
+        return f"{env} and {baseline} share no configuration (columns {', '.join(columns)})"
+    both = pd.concat([a, b])
+    varying = [c for c in columns if both[c].astype(str).nunique() > 1]
+    found = []
+    for key in common:
+        part = pd.concat([a[ka == key], b[kb == key]])
+        values = dict(zip(columns, key.split(" | "), strict=False)) if columns else {}
+        name = ", ".join(f"{c} {values[c]}" for c in varying) if varying else ""
+        found.append((name, effect_between(part, env, baseline, scale)))
+    return found
+
+
+def _natural(key: str) -> list:
+    """Configurations in numeric order where their values are numbers (threads 4 before 16)."""
+    out = []
+    for part in key.split(" | "):
+        try:
+            out.append((0, float(part), ""))
+        except ValueError:
+            out.append((1, 0.0, part))
+    return out
 
 
 def level_of(values: pd.Series) -> Effect | str:
@@ -415,14 +525,25 @@ def compare(
         verdicts = []
         for env in subjects:
             for other in baselines:
-                found = effect_between(rows, env, other, scale)
-                label = f"{env} vs {other}" if scale == "difference" else f"{env} / {other}"
-                verdicts.append(
-                    Verdict(NOT_TESTABLE, f"{label}: {found}") if isinstance(found, str) else decide(found, band, label)
-                )
-        return combine(verdicts, f"{len(verdicts)} comparisons")
+                verdicts += decide_each(rows, env, other, band, scale)
+        return combine(verdicts, f"{len(verdicts)} comparisons (every configuration)")
 
     return predicate
+
+
+def decide_each(rows: pd.DataFrame, env: str, other: str, band: Band, scale: str = "ratio") -> list[Verdict]:
+    """One verdict per configuration `env` and `other` share (or one saying why there is none)."""
+    label = f"{env} vs {other}" if scale == "difference" else f"{env} / {other}"
+    found = per_configuration(rows, env, other, scale)
+    if isinstance(found, str):
+        return [Verdict(NOT_TESTABLE, f"{label}: {found}")]
+    verdicts = []
+    for name, effect in found:
+        where = f"{label} at {name}" if name else label
+        verdicts.append(
+            Verdict(NOT_TESTABLE, f"{where}: {effect}") if isinstance(effect, str) else decide(effect, band, where)
+        )
+    return verdicts
 
 
 def level(experiment: str, metric: str, subject: Envs, band: Band, **equal) -> Callable[[pd.DataFrame], Verdict]:
@@ -451,3 +572,62 @@ def all_of(what: str, *parts: Callable[[pd.DataFrame], Verdict]) -> Callable[[pd
         return combine([p(df) for p in parts], what, every_part=True)
 
     return predicate
+
+
+def compare_where(
+    experiment: str,
+    metric: str,
+    subject: Envs,
+    baseline: Envs | str,
+    band: Band,
+    column: str,
+    choose: Callable[[list[float]], list[float]],
+    what: str,
+    scale: str = "ratio",
+    **equal,
+) -> Callable[[pd.DataFrame], Verdict]:
+    """`compare` at the values of `column` that `choose` picks from those the baseline measured (e.g.
+    the highest thread count), named by `what` in the evidence when none qualifies."""
+    base = exact(baseline) if isinstance(baseline, str) else baseline
+
+    def predicate(df: pd.DataFrame) -> Verdict:
+        rows = select(df, experiment, metric, **equal)
+        if column not in rows.columns:
+            return missing(f"{experiment} {metric} records with {column}")
+        measured = rows[rows["env"].astype(str).isin(base.members(rows["env"]))][column].dropna()
+        picked = choose(sorted({float(v) for v in measured}))
+        if not picked:
+            return missing(f"{experiment} {metric} records at {what}")
+        return compare(experiment, metric, subject, base, band, scale, **equal, **{column: picked})(df)
+
+    return predicate
+
+
+def highest(values: list[float]) -> list[float]:
+    return values[-1:]
+
+
+def below_highest(values: list[float]) -> list[float]:
+    return values[:-1]
+
+
+def slope_above_zero(rows: pd.DataFrame, x: str, subject: str) -> Verdict:
+    """A claim that a value grows with `x`: the least-squares slope through every run, its 95% t
+    interval above 0; the fewest runs at one `x` set whether it may decide."""
+    rows = rows.dropna(subset=[x])
+    counts = rows.groupby(x).size()
+    if len(counts) < 3:
+        return missing(f"{subject} at 3 or more values of {x}")
+    xs, ys = rows[x].to_numpy(float), rows["value"].to_numpy(float)
+    fit = sps.linregress(xs, ys)
+    half = float(sps.t.ppf(1 - ALPHA / 2, len(xs) - 2)) * fit.stderr
+    effect = Effect(
+        float(fit.slope),
+        float(fit.slope - half),
+        float(fit.slope + half),
+        float(fit.pvalue),
+        int(counts.min()),
+        f"least-squares line through {len(xs)} runs at {len(counts)} values of {x}",
+        "difference",
+    )
+    return decide(effect, Band(0.0, math.inf, f"slope above 0 (per unit of {x})"), f"{subject}: slope")

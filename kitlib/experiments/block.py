@@ -162,8 +162,12 @@ EXPERIMENT = Experiment(
         },
         figures=(FigureSpec("block-fig5-7-sequential-random-latency", "net_block.block"),),
         claims=(
+            "docker_negligible_sequential_io",
+            "kvm_negligible_sequential_io",
+            "docker_no_random_io_overhead",
             "kvm_halves_random_iops",
-            "lxc_matches_docker_random_io",
+            "kvm_raises_read_latency",
+            "lxc_beats_docker_random_io",
             "overlay_explains_lxc_gap",
             "docker_in_vm_costs_disk_io",
         ),

@@ -189,6 +189,13 @@ EXPERIMENT = Experiment(
     settle=settle,
     schema=Schema(
         workloads={"pxz": WorkloadSchema(series=("level",)), "linpack": WorkloadSchema()},
-        claims=("docker_near_native_pxz", "kvm_pxz_loss", "docker_near_native_linpack", "kvm_untuned_linpack_loss"),
+        claims=(
+            "docker_near_native_pxz",
+            "kvm_pxz_loss",
+            "kvm_tuning_no_pxz_gain",
+            "docker_near_native_linpack",
+            "kvm_untuned_linpack_loss",
+            "kvm_tuned_linpack_near_native",
+        ),
     ),
 )

@@ -346,7 +346,10 @@ EXPERIMENT = Experiment(
         claims=(
             "quota_cliff",
             "bridge_cost_fixed_offset",
-            "overlay_costs_open_not_write",
+            "overlay_slows_open",
+            "overlay_write_unaffected",
+            "layers_slow_directory_walk",
+            "copy_up_grows_with_file_size",
             "docker_shares_near_native_latency",
         ),
     ),

@@ -223,6 +223,14 @@ EXPERIMENT = Experiment(
             "randomaccess": WorkloadSchema(series=("variant",)),
         },
         figures=(FigureSpec("memory-stream-kernels", "memory.stream_kernels", ("stream",)),),
-        claims=("docker_near_native_stream", "docker_near_native_randomaccess", "numa_pinning_helps_memory"),
+        claims=(
+            "docker_near_native_stream",
+            "kvm_near_native_stream",
+            "docker_near_native_randomaccess",
+            "kvm_near_native_randomaccess",
+            "lxc_docker_similar_stream",
+            "docker_in_vm_similar_stream",
+            "numa_pinning_helps_memory",
+        ),
     ),
 )

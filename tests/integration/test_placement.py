@@ -32,7 +32,7 @@ def test_seed003_fio_preset_runs_on_lxc_and_docker_and_the_claims_decide(
     assert set(iops["env"]) == set(envs) and set(iops["workload"]) == {"rand_read", "rand_write"}
     assert (iops["numjobs"] == 8).all() and (iops["iodepth"] == 16).all() and (iops["value"] > 0).all()
     by_name = {c.name: c for c in claims.CLAIMS}
-    for name in ("lxc_matches_docker_random_io", "overlay_explains_lxc_gap"):
+    for name in ("lxc_beats_docker_random_io", "overlay_explains_lxc_gap"):
         verdict = by_name[name].evaluate(result.records)
         # two runs a side are measured, and a claim is never decided on fewer than three
         assert verdict.status == claims.INCONCLUSIVE, verdict.reason

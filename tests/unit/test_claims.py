@@ -38,20 +38,31 @@ def verdict(name: str, rows: list[dict]) -> core.Verdict:
     return {c.name: c for c in claims.CLAIMS}[name].evaluate(pd.DataFrame(rows))
 
 
-#: claim -> (experiment, metric, subject env, baseline env, dims, scale, value that reproduces, one that does not)
+#: claim -> (experiment, metric, subject env, baseline env, dims, value that reproduces, one that does not)
 PAIRS = {
     "docker_near_native_pxz": ("cpu", "throughput", "docker-host-volume", "native", {"workload": "pxz"}, 1.0, 0.8),
     "kvm_pxz_loss": ("cpu", "throughput", "kvm", "native", {"workload": "pxz"}, 0.78, 1.0),
+    "kvm_tuning_no_pxz_gain": ("cpu", "throughput", "kvm-tuned", "kvm", {"workload": "pxz"}, 1.0, 0.8),
     "docker_near_native_linpack": ("cpu", "gflops", "docker-nat-volume", "native", {"workload": "linpack"}, 1.01, 1.2),
-    "kvm_untuned_linpack_loss": ("cpu", "gflops", "kvm", "kvm-tuned", {"workload": "linpack"}, 0.7, 1.1),
+    "kvm_untuned_linpack_loss": ("cpu", "gflops", "kvm", "native", {"workload": "linpack"}, 0.7, 1.1),
+    "kvm_tuned_linpack_near_native": ("cpu", "gflops", "kvm-tuned", "native", {"workload": "linpack"}, 1.0, 0.8),
     "docker_near_native_stream": (
         "memory",
         "bandwidth",
         "docker-host-volume",
         "native",
         {"workload": "stream", "variant": "System"},
-        0.99,
+        0.995,
         0.85,
+    ),
+    "kvm_near_native_stream": (
+        "memory",
+        "bandwidth",
+        "kvm",
+        "native",
+        {"workload": "stream", "variant": "System"},
+        1.0,
+        0.9,
     ),
     "docker_near_native_randomaccess": (
         "memory",
@@ -62,69 +73,89 @@ PAIRS = {
         1.0,
         0.8,
     ),
-    "docker_host_equals_native_redis": (
-        "redis",
-        "throughput",
-        "docker-host-volume",
+    "kvm_near_native_randomaccess": (
+        "memory",
+        "gups",
+        "kvm",
         "native",
-        {"op": "mix", "clients": 4},
-        0.98,
-        0.7,
+        {"workload": "randomaccess", "variant": "System"},
+        1.0,
+        0.8,
     ),
-    "nat_adds_redis_latency": (
-        "redis",
-        "latency_mean",
-        "docker-nat-volume",
+    "lxc_docker_similar_stream": (
+        "memory",
+        "bandwidth",
+        "lxc",
         "docker-host-volume",
-        {"op": "mix", "clients": 4},
-        1.3,
-        0.9,
+        {"workload": "stream", "variant": "System", "kernel": "Triad"},
+        1.0,
+        0.8,
     ),
-    "nat_adds_rr_latency": (
-        "net",
-        "rtt_mean",
-        "docker-nat-volume",
+    "docker_in_vm_similar_stream": (
+        "memory",
+        "bandwidth",
+        "docker-in-kvm",
         "docker-host-volume",
-        {"protocol": "tcp"},
-        1.2,
-        0.9,
+        {"workload": "stream", "variant": "System", "kernel": "Copy"},
+        1.0,
+        0.8,
     ),
     "nat_doubles_rr_latency": ("net", "rtt_mean", "docker-nat-volume", "native", {"protocol": "tcp"}, 2.0, 1.1),
-    "overlay_slows_mysql": ("mysql", "tps", "docker-nat-overlay", "docker-nat-volume", {"threads": 8}, 0.8, 1.1),
-    "docker_near_native_mysql": ("mysql", "tps", "docker-host-volume", "native", {"threads": 8}, 0.99, 0.8),
-    "kvm_mysql_loss": ("mysql", "tps", "kvm", "native", {"threads": 8}, 0.5, 0.9),
     "kvm_adds_rr_latency": ("net", "rtt_mean", "kvm", "native", {"protocol": "tcp"}, 1.8, 1.0),
+    "host_network_rtt_equals_native_vmware": (
+        "net",
+        "rtt_mean",
+        "docker-host-volume",
+        "native",
+        {"protocol": "tcp"},
+        1.0,
+        1.3,
+    ),
+    "docker_negligible_sequential_io": (
+        "block",
+        "bandwidth",
+        "docker-host-volume",
+        "native",
+        {"workload": "seq_read"},
+        1.0,
+        0.8,
+    ),
+    "kvm_negligible_sequential_io": ("block", "bandwidth", "kvm", "native", {"workload": "seq_write"}, 1.0, 0.8),
+    "docker_no_random_io_overhead": (
+        "block",
+        "iops",
+        "docker-nat-volume",
+        "native",
+        {"workload": "rand_read"},
+        1.0,
+        0.8,
+    ),
     "kvm_halves_random_iops": ("block", "iops", "kvm", "native", {"workload": "rand_read"}, 0.5, 0.95),
-    "kvm_slower_redis": ("redis", "latency_mean", "kvm", "native", {"op": "mix", "clients": 4}, 1.5, 0.9),
+    "kvm_raises_read_latency": ("block", "clat_mean", "kvm", "native", {"workload": "rand_read_latency"}, 2.5, 1.2),
+    "kvm_redis_parity_beyond_100": ("redis", "throughput", "kvm", "native", {"op": "mix", "clients": 128}, 1.0, 0.8),
+    "nat_lowers_redis_vmware": (
+        "redis",
+        "throughput",
+        "docker-nat-volume",
+        "native",
+        {"op": "mix", "clients": 4},
+        0.8,
+        1.0,
+    ),
+    "overlay_slows_mysql": ("mysql", "tps", "docker-nat-overlay", "docker-nat-volume", {"threads": 8}, 0.8, 1.1),
+    "docker_near_native_mysql": ("mysql", "tps", "docker-host-volume", "native", {"threads": 8}, 0.98, 0.8),
+    "kvm_mysql_loss": ("mysql", "tps", "kvm", "native", {"threads": 8}, 0.5, 0.9),
+    "nat_mysql_little_overhead": ("mysql", "tps", "docker-nat-volume", "docker-host-volume", {"threads": 8}, 0.95, 1.1),
     "kvm_starts_slower_than_docker": (
         "startup",
         "start_to_ready",
         "kvm",
         "docker-host-volume",
         {"workload": "startup"},
-        11.0,
+        20.0,
         2.0,
     ),
-    "docker_shares_near_native_latency": (
-        "latency",
-        "latency_mean",
-        "docker-host-volume+shares1024",
-        "native",
-        {"workload": "shares"},
-        1.06,
-        0.9,
-    ),
-    "lxc_matches_docker_random_io": ("block", "iops", "lxc", "docker-nat-overlay", {"workload": "rand_read"}, 1.1, 0.7),
-    "docker_rtt_vs_lxc": ("net", "rtt_mean", "docker-nat-overlay", "lxc", {"protocol": "tcp"}, 1.25, 1.0),
-    "docker_in_vm_costs_disk_io": (
-        "block",
-        "iops",
-        "docker-in-kvm",
-        "docker-nat-overlay",
-        {"workload": "rand_read"},
-        0.6,
-        1.0,
-    ),
+    "docker_rtt_vs_lxc": ("net", "rtt_mean", "docker-nat-volume", "lxc", {"protocol": "tcp"}, 1.25, 1.0),
     "docker_in_vm_costs_latency": (
         "net",
         "rtt_mean",
@@ -136,12 +167,29 @@ PAIRS = {
     ),
 }
 DIFFERENCES = {
-    "nat_offset_vmware": ("net", "rtt_mean", "docker-nat-volume", "docker-host-volume", {"protocol": "tcp"}, 9.5, 40.0),
-    "vm_offset_vmware": ("net", "rtt_mean", "kvm", "native", {"protocol": "tcp"}, 15.0, 0.0),
+    "nat_offset_vmware": ("net", "rtt_mean", "docker-nat-volume", "native", {"protocol": "tcp"}, 9.5, 40.0),
+    "kvm_slower_redis": ("redis", "latency_mean", "kvm", "native", {"op": "mix", "clients": 4}, 83.0, 0.0),
+    "native_mysql_peak_cpu_higher": (
+        "mysql",
+        "cpu_utilization",
+        "native",
+        "docker-host-volume",
+        {"threads": 16},
+        1.5,
+        0.0,
+    ),
+}
+#: claims whose band is narrower than the default spread of 2% allows to decide: their runs spread less
+TIGHT = {
+    "docker_near_native_stream": 0.004,
+    "kvm_near_native_stream": 0.004,
+    "docker_near_native_mysql": 0.002,
+    "native_mysql_peak_cpu_higher": 0.001,
 }
 
 
-def pair_rows(name: str, effect: float, n: int = 5, cv: float = 0.02) -> list[dict]:
+def pair_rows(name: str, effect: float, n: int = 5, cv: float | None = None) -> list[dict]:
+    cv = TIGHT.get(name, 0.02) if cv is None else cv
     if name in DIFFERENCES:
         experiment, metric, env, base, dims, *_ = DIFFERENCES[name]
         level = 50.0
@@ -202,21 +250,164 @@ def test_emulation_never_stands_for_kvm_or_docker_on_the_host():
     assert verdict("docker_near_native_stream", cpu).status == claims.NOT_TESTABLE
 
 
-def test_a_docker_faster_than_native_does_not_reproduce_a_small_cost():
-    rows = pair_rows("docker_shares_near_native_latency", 0.894)
-    result = verdict("docker_shares_near_native_latency", rows)
-    assert result.status == claims.NOT_REPRODUCED and "below the band" in result.reason
-
-
-def test_only_equal_configurations_are_compared_and_a_sweep_says_how_it_combines():
+def shares(ratio: float, n: int = 5, cv: float = 0.005) -> list[dict]:
     rows = []
-    for threads in (1, 8):
+    for metric in ("latency_mean", "latency_median", "latency_p99"):
+        rows += runs("latency", metric, "native", 240.0, n, cv, workload="shares")
+        rows += runs("latency", metric, "docker-host-volume+shares1024", 240.0 * ratio, n, cv, workload="shares")
+    return rows
+
+
+def test_shares_cost_about_6_percent_on_mean_median_and_p99():
+    assert verdict("docker_shares_near_native_latency", shares(1.06)).status == claims.REPRODUCED
+    faster = verdict("docker_shares_near_native_latency", shares(0.894))
+    assert faster.status == claims.NOT_REPRODUCED and "below the band" in faster.reason
+    assert verdict("docker_shares_near_native_latency", shares(1.15)).status == claims.NOT_REPRODUCED
+    only_mean = [r for r in shares(1.06) if r["metric"] == "latency_mean"]
+    assert verdict("docker_shares_near_native_latency", only_mean).status == claims.NOT_TESTABLE
+
+
+def test_every_configuration_is_decided_by_itself_never_averaged():
+    """'higher than 40% in all measured cases': one thread count at 30% loss refutes it, however large the
+    others; a configuration only one side measured is left out."""
+    rows = []
+    for threads, ratio in ((1, 0.5), (8, 0.5), (16, 0.7)):
         rows += runs("mysql", "tps", "native", 100.0 * threads, threads=threads)
-        rows += runs("mysql", "tps", "docker-host-volume", 99.0 * threads, threads=threads)
-    rows += runs("mysql", "tps", "docker-host-volume", 10.0, threads=64)  # no native at 64 threads
+        rows += runs("mysql", "tps", "kvm", 100.0 * threads * ratio, threads=threads)
+    rows += runs("mysql", "tps", "kvm", 10.0, threads=64)  # no native at 64 threads
+    result = verdict("kvm_mysql_loss", rows)
+    assert result.status == claims.NOT_REPRODUCED and "at threads 16" in result.reason
+    assert result.ratio == pytest.approx(0.7) and "threads 64" not in result.reason
+    held = [r for r in rows if r["threads"] != 16]
+    assert verdict("kvm_mysql_loss", held).status == claims.REPRODUCED
+
+
+def test_docker_mysql_is_judged_at_its_highest_concurrency_only():
+    rows = []
+    for threads, ratio in ((1, 0.8), (16, 0.98)):
+        rows += runs("mysql", "tps", "native", 100.0 * threads, cv=0.002, threads=threads)
+        rows += runs("mysql", "tps", "docker-host-volume", 100.0 * threads * ratio, cv=0.002, threads=threads)
     result = verdict("docker_near_native_mysql", rows)
-    assert result.status == claims.REPRODUCED and "geometric mean of 2 per-configuration effects" in result.reason
-    assert result.ratio == pytest.approx(0.99)
+    assert result.status == claims.REPRODUCED and "threads 1" not in result.reason
+    assert result.ratio == pytest.approx(0.98)
+
+
+def test_docker_mysql_latency_rises_faster_below_the_highest_load():
+    rows = []
+    for threads, ratio in ((1, 1.2), (4, 1.3), (16, 0.9)):
+        rows += runs("mysql", "latency_mean", "native", 10.0 * threads, threads=threads)
+        rows += runs("mysql", "latency_mean", "docker-host-volume", 10.0 * threads * ratio, threads=threads)
+    assert verdict("docker_mysql_latency_rises_faster", rows).status == claims.REPRODUCED
+    flat = [{**r, "value": r["value"] / 1.4} if r["env"] != "native" and r["threads"] == 4 else r for r in rows]
+    assert verdict("docker_mysql_latency_rises_faster", flat).status == claims.NOT_REPRODUCED
+
+
+def redis_rows(metric: str, env: str, by_clients: dict[int, float], cv: float = 0.01) -> list[dict]:
+    rows = []
+    for clients, level in by_clients.items():
+        rows += runs("redis", metric, env, level, 5, cv, op="mix", clients=clients)
+    return rows
+
+
+def test_nat_redis_latency_at_4_and_100_connections():
+    native = redis_rows("latency_mean", "native", {4: 50.0, 100: 500.0}, cv=0.002)
+    good = native + redis_rows("latency_mean", "docker-nat-volume", {4: 52.5, 100: 575.0}, cv=0.002)
+    assert verdict("nat_adds_redis_latency", good).status == claims.REPRODUCED
+    flat = native + redis_rows("latency_mean", "docker-nat-volume", {4: 52.5, 100: 505.0}, cv=0.002)
+    assert verdict("nat_adds_redis_latency", flat).status == claims.NOT_REPRODUCED
+    elsewhere = [{**r, "clients": 8 if r["clients"] == 4 else 48} for r in good]
+    assert verdict("nat_adds_redis_latency", elsewhere).status == claims.NOT_TESTABLE
+
+
+def test_host_networking_redis_needs_throughput_and_latency():
+    same = redis_rows("throughput", "native", {1: 100.0, 8: 300.0})
+    same += redis_rows("latency_mean", "native", {1: 50.0, 8: 80.0})
+    docker = redis_rows("throughput", "docker-host-volume", {1: 99.0, 8: 301.0})
+    docker += redis_rows("latency_mean", "docker-host-volume", {1: 50.5, 8: 80.0})
+    assert verdict("docker_host_equals_native_redis", same + docker).status == claims.REPRODUCED
+    slow = [
+        {**r, "value": r["value"] * 1.3} if r["metric"] == "latency_mean" and r["clients"] == 8 else r for r in docker
+    ]
+    assert verdict("docker_host_equals_native_redis", same + slow).status == claims.NOT_REPRODUCED
+    no_latency = [r for r in same + docker if r["metric"] == "throughput"]
+    assert verdict("docker_host_equals_native_redis", no_latency).status == claims.NOT_TESTABLE
+
+
+def test_nat_peak_compares_each_environment_at_its_own_peak():
+    native = redis_rows("throughput", "native", {1: 100.0, 8: 300.0, 48: 290.0})
+    nat = redis_rows("throughput", "docker-nat-volume", {1: 90.0, 8: 250.0, 48: 270.0})
+    result = verdict("nat_keeps_redis_from_peak", native + nat)
+    assert result.status == claims.REPRODUCED and result.ratio == pytest.approx(0.9)
+    level = redis_rows("throughput", "docker-nat-volume", {1: 90.0, 8: 250.0, 48: 330.0})
+    assert verdict("nat_keeps_redis_from_peak", native + level).status == claims.NOT_REPRODUCED
+
+
+def test_tcp_and_udp_compared_within_each_environment():
+    rows = []
+    for env, level in (("native", 30.0), ("docker-nat-volume", 60.0)):
+        rows += runs("net", "rtt_mean", env, level, protocol="tcp") + runs(
+            "net", "rtt_mean", env, level, protocol="udp"
+        )
+    assert verdict("tcp_udp_similar_latency", rows).status == claims.REPRODUCED
+    apart = [{**r, "value": r["value"] * 0.8} if r["protocol"] == "udp" and r["env"] == "native" else r for r in rows]
+    assert verdict("tcp_udp_similar_latency", apart).status == claims.NOT_REPRODUCED
+    tcp_only = [r for r in rows if r["protocol"] == "tcp"]
+    assert verdict("tcp_udp_similar_latency", tcp_only).status == claims.NOT_TESTABLE
+
+
+def nuttcp(env: str, gbps: float, cpu: float, direction: str = "sut_tx") -> list[dict]:
+    rows = runs("net", "throughput", env, gbps, workload="bandwidth", direction=direction)
+    return rows + runs("net", "cpu_utilization", env, cpu, workload="bandwidth", direction=direction)
+
+
+def test_nat_transmit_path_is_cpu_per_gbps():
+    native = nuttcp("native", 10.0, 50.0)
+    # the same CPU moving fewer bytes: a longer path per byte
+    longer = native + nuttcp("docker-nat-volume", 8.0, 50.0)
+    assert verdict("nat_lengthens_transmit_path", longer).status == claims.REPRODUCED
+    same = native + nuttcp("docker-nat-volume", 10.0, 51.0)
+    assert verdict("nat_lengthens_transmit_path", same).status == claims.NOT_REPRODUCED
+    cpu_only = [r for r in same if r["metric"] == "cpu_utilization"]
+    assert verdict("nat_lengthens_transmit_path", cpu_only).status == claims.NOT_TESTABLE
+
+
+def test_a_vsphere_finding_is_never_decided_on_kvm():
+    rows = pair_rows("kvm_adds_rr_latency", 1.3)
+    for name in ("vm_offset_vmware", "scaleout_vm_fastest_out_of_box"):
+        result = verdict(name, rows)
+        assert result.status == claims.NOT_TESTABLE and "vSphere" in result.reason
+
+
+def test_growth_with_layers_and_file_size():
+    rows = []
+    for layers in (1, 2, 4, 8):
+        rows += runs(
+            "latency", "latency_mean", "docker-host-overlay", 2000 + 50 * layers, workload="layers", layers=layers
+        )
+    assert verdict("layers_slow_directory_walk", rows).status == claims.REPRODUCED
+    flat = [{**r, "value": 2000.0 * (1 + 0.02 * (r["repetition"] - 2))} for r in rows]
+    assert verdict("layers_slow_directory_walk", flat).status == claims.INCONCLUSIVE
+    copy = []
+    for size in (1, 16, 64):
+        copy += runs("latency", "latency_mean", "docker-host-overlay", 3000 * size, workload="copy_up", size_mb=size)
+    assert verdict("copy_up_grows_with_file_size", copy).status == claims.REPRODUCED
+    assert verdict("copy_up_grows_with_file_size", copy[:10]).status == claims.NOT_TESTABLE
+
+
+def test_random_io_of_seed_003_per_workload():
+    def iops_of(env, read, write):
+        return runs("block", "iops", env, read, 5, 0.005, workload="rand_read") + runs(
+            "block", "iops", env, write, 5, 0.005, workload="rand_write"
+        )
+
+    docker = iops_of("docker-nat-overlay", 100.0, 100.0)
+    assert verdict("lxc_beats_docker_random_io", docker + iops_of("lxc", 106.1, 116.6)).status == claims.REPRODUCED
+    averaged = iops_of("lxc", 100.0, 123.0)  # their mean is near 1.11, yet neither workload matches
+    assert verdict("lxc_beats_docker_random_io", docker + averaged).status == claims.NOT_REPRODUCED
+    vm = iops_of("docker-in-kvm", 59.9, 57.3)
+    assert verdict("docker_in_vm_costs_disk_io", docker + vm).status == claims.REPRODUCED
+    read_only = [r for r in docker + vm if r["workload"] == "rand_read"]
+    assert verdict("docker_in_vm_costs_disk_io", read_only).status == claims.NOT_TESTABLE
 
 
 def test_environment_options_are_not_configuration():
@@ -233,12 +424,12 @@ def test_replica_series_are_never_a_subject_and_give_the_noise_floor():
 
 
 def test_hosts_are_never_pooled():
-    first = pair_rows("nat_adds_rr_latency", 1.3)
-    second = pair_rows("nat_adds_rr_latency", 0.8)
+    first = pair_rows("nat_doubles_rr_latency", 2.0)
+    second = pair_rows("nat_doubles_rr_latency", 1.1)
     rows = [{**r, "host": "aaaa"} for r in first] + [{**r, "host": "bbbb"} for r in second]
     table = claims.evaluate_all(pd.DataFrame(rows)).set_index(["claim", "host"])
-    assert table.loc[("nat_adds_rr_latency", "aaaa"), "status"] == claims.REPRODUCED
-    assert table.loc[("nat_adds_rr_latency", "bbbb"), "status"] == claims.NOT_REPRODUCED
+    assert table.loc[("nat_doubles_rr_latency", "aaaa"), "status"] == claims.REPRODUCED
+    assert table.loc[("nat_doubles_rr_latency", "bbbb"), "status"] == claims.NOT_REPRODUCED
 
 
 def test_start_up_under_a_second():
@@ -279,11 +470,20 @@ def storage(open_ratio: float, write_ratio: float, n: int = 4) -> list[dict]:
     return rows
 
 
-def test_overlay_costs_open_not_write():
-    assert verdict("overlay_costs_open_not_write", storage(1.5, 1.0)).status == claims.REPRODUCED
-    assert verdict("overlay_costs_open_not_write", storage(1.0, 1.0)).status == claims.NOT_REPRODUCED
-    assert verdict("overlay_costs_open_not_write", storage(1.5, 2.0)).status == claims.NOT_REPRODUCED
-    assert verdict("overlay_costs_open_not_write", storage(1.5, 1.0, 2)).status == claims.INCONCLUSIVE
+def test_overlay_slows_open_and_leaves_every_write_size_alone():
+    assert verdict("overlay_slows_open", storage(1.5, 1.0)).status == claims.REPRODUCED
+    assert verdict("overlay_slows_open", storage(1.1, 1.0)).status == claims.NOT_REPRODUCED
+    assert verdict("overlay_slows_open", storage(1.5, 1.0, 2)).status == claims.INCONCLUSIVE
+    assert verdict("overlay_write_unaffected", storage(1.5, 1.0)).status == claims.REPRODUCED
+    assert verdict("overlay_write_unaffected", storage(1.5, 2.0)).status == claims.NOT_REPRODUCED
+    one_size_slow = [
+        {**r, "value": r["value"] * 1.3}
+        if r["env"] == "docker-host-overlay" and r["operation"] == "write" and r.get("size_kb") == 4
+        else r
+        for r in storage(1.5, 1.0)
+    ]
+    result = verdict("overlay_write_unaffected", one_size_slow)
+    assert result.status == claims.NOT_REPRODUCED and "size_kb 4" in result.reason
 
 
 def bridge(offset_us: float, slope: float, n: int = 4, cv: float = 0.01) -> list[dict]:
@@ -297,8 +497,10 @@ def bridge(offset_us: float, slope: float, n: int = 4, cv: float = 0.01) -> list
     return rows
 
 
-def test_bridge_cost_is_a_fixed_offset():
+def test_bridge_cost_is_a_fixed_offset_whatever_the_offset():
     assert verdict("bridge_cost_fixed_offset", bridge(10.0, 0.0)).status == claims.REPRODUCED
+    # the size band is fixed by the paper's numbers: a large offset does not widen it
+    assert verdict("bridge_cost_fixed_offset", bridge(400.0, 0.2)).status == claims.NOT_REPRODUCED
     assert verdict("bridge_cost_fixed_offset", bridge(10.0, 1.0)).status == claims.NOT_REPRODUCED
     assert verdict("bridge_cost_fixed_offset", bridge(10.0, 0.0, 2)).status == claims.INCONCLUSIVE
     assert verdict("bridge_cost_fixed_offset", []).status == claims.NOT_TESTABLE
@@ -348,16 +550,32 @@ def test_numa_pinning_needs_a_multi_node_host_in_the_records_provenance():
 def test_every_claim_is_covered_here():
     covered = set(ALL_PAIRS) | {
         "docker_starts_under_a_second",
+        "docker_shares_near_native_latency",
         "overlay_explains_lxc_gap",
-        "overlay_costs_open_not_write",
+        "overlay_slows_open",
+        "overlay_write_unaffected",
         "bridge_cost_fixed_offset",
         "quota_cliff",
         "numa_pinning_helps_memory",
+        "docker_mysql_latency_rises_faster",
+        "nat_adds_redis_latency",
+        "docker_host_equals_native_redis",
+        "nat_keeps_redis_from_peak",
+        "tcp_udp_similar_latency",
+        "nat_lengthens_transmit_path",
+        "vm_offset_vmware",
+        "scaleout_vm_fastest_out_of_box",
+        "layers_slow_directory_walk",
+        "copy_up_grows_with_file_size",
+        "lxc_beats_docker_random_io",
+        "docker_in_vm_costs_disk_io",
+        # the receive path and host networking's CPU cost: the transmit path's metric and code
+        "kvm_costs_receive_path",
+        "host_network_path_equals_native",
         # seed 002's scale-out claims: tests/test_scaleout.py, on a real quick run
         "scaleout_speedup_below_n",
         "scaleout_pinning_helps_native",
         "scaleout_docker_adds_little",
-        "scaleout_vm_fastest_out_of_box",
         # seed 002 post 2, the OLTP scale-out: tests/unit/test_scaleout_oltp.py, on real quick runs
         "scaleout_oltp_docker_adds_little",
     }
@@ -385,14 +603,14 @@ def test_kit_claims_prints_one_row_per_claim_and_host_from_relative_folders(tmp_
 
     first = {"os": {"machine_id": "a" * 32}, "numa": {"nodes": 1}}
     second = {"os": {"machine_id": "b" * 32}, "numa": {"nodes": 2}, "virtualization": "kvm"}
-    write_run(tmp_path / "runs" / "net" / "one", pair_rows("nat_adds_rr_latency", 1.3), first)
-    write_run(tmp_path / "runs" / "net" / "two", pair_rows("nat_adds_rr_latency", 0.8), second)
+    write_run(tmp_path / "runs" / "net" / "one", pair_rows("nat_doubles_rr_latency", 2.0), first)
+    write_run(tmp_path / "runs" / "net" / "two", pair_rows("nat_doubles_rr_latency", 1.1), second)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["claims", "runs"]) == 0
     table = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert list(table.columns) == ["claim", "host", "verdict", "effect", "ci_low", "ci_high", "n", "reason"]
     assert len(table) == 2 * len(claims.CLAIMS)
-    nat = table[table["claim"] == "nat_adds_rr_latency"].set_index("host")["verdict"]
+    nat = table[table["claim"] == "nat_doubles_rr_latency"].set_index("host")["verdict"]
     assert nat[hostid.host_id(first)] == claims.REPRODUCED
     assert nat[hostid.host_id(second)] == claims.NOT_REPRODUCED
     assert set(table["verdict"]) <= set(claims.STATUSES)
