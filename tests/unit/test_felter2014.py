@@ -175,9 +175,10 @@ def test_claims_decide_on_the_authors_data(imported):
         "docker_near_native_linpack",
         "docker_near_native_stream",
         "docker_near_native_mysql",
-        "kvm_mysql_loss",
+        "nat_keeps_redis_from_peak",
     } <= set(decided.index)
-    assert verdicts.loc["kvm_mysql_loss", "status"] == "reproduced"
+    # "higher than 40% in all measured cases": at 10 threads the authors' KVM kept 0.599 [0.593, 0.604] of native
+    assert verdicts.loc["kvm_mysql_loss", "status"] == "inconclusive"
     assert verdicts.loc["kvm_halves_random_iops", "n"] == 1  # one fio run: no interval
     assert "latency_mean" in verdicts.loc["kvm_slower_redis", "reason"]  # redis-benchmark 2.8 prints no mean
 
@@ -187,7 +188,8 @@ def test_paper_against_its_data(imported):
     verdicts = claims.evaluate_all(analysis.load([results]))
     table = paper_vs_data.compare(verdicts, "felter2014").set_index("claim")
     row = table.loc["docker_near_native_mysql"]
-    assert row["status"] == "disagree" and row["stated"] == 0.98 and row["ci_high"] < 0.98
+    # "approaching 2% at higher concurrency": at the highest thread count the data stay within about 1%
+    assert row["status"] == "disagree" and row["stated"] == 0.98 and row["ci_low"] > 0.98
     lines = "\n".join(paper_vs_data.markdown(table.reset_index(), "felter2014"))
     assert "docker_near_native_mysql" in lines and "0.98" in lines
     assert "VMware" not in lines  # only the paper's own text is set against its authors' data
