@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
+from kitlib.interference import Rule
 
 #: the environment kinds a remote system under test runs (over SSH, with its own Docker engine)
 REMOTE_KINDS = ("native", "docker")
@@ -57,6 +58,10 @@ class Plan(BaseModel):
     seed: int | None = None
     #: the benchmark image (its build inputs' digest) where an environment uses one
     image: str | None = None
+    #: when a point counts as disturbed and how often it is measured at most (`kitlib.interference.Rule`);
+    #: plans made by the kit record the defaults, a plan.json from before the rule existed reads as None
+    #: (the defaults apply; left out of the digest, so such a run still resumes)
+    interference: Rule | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -64,7 +69,7 @@ class Plan(BaseModel):
         """A plan made without a seed gets one derived from its other fields: stable, so the same plan
         made twice has the same run_id (and resumes), and recorded in plan.json."""
         if isinstance(data, dict) and data.get("seed") is None:
-            payload = {k: v for k, v in data.items() if k not in NOT_IDENTITY and k != "seed"}
+            payload = {k: v for k, v in data.items() if k not in NOT_IDENTITY and k not in ("seed", "interference")}
             text = json.dumps(payload, sort_keys=True, default=str)
             data = {**data, "seed": int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)}
         return data
@@ -115,6 +120,8 @@ class Plan(BaseModel):
         """Everything that changes what is measured: the digest's input, and what must match to resume."""
         payload = self.model_dump(mode="json", exclude=set(NOT_IDENTITY))
         payload["peer"] = self.peer_path
+        if payload.get("interference") is None:
+            payload.pop("interference", None)
         return payload
 
     @property

@@ -39,6 +39,7 @@ LAYERS = {
     "kitlib.numa": 0,
     "kitlib.inventory": 0,
     "kitlib.cpu_sampler": 0,
+    "kitlib.interference": 0,
     "kitlib.timing": 0,
     "kitlib.schema": 0,
     "kitlib.latency_analysis": 0,
@@ -66,6 +67,7 @@ LAYERS = {
     "kitlib.plan_view": 4,
     "kitlib.reproduce": 4,
     "kitlib.hostcheck": 4,
+    "kitlib.preflight": 4,
     "kitlib.figures": 5,
     "kitlib.figures.net_block": 5,
     "kitlib.figures.latency": 5,
@@ -81,6 +83,7 @@ LAYERS = {
     "kitlib.tables": 5,
     "kitlib.reference": 5,
     "kitlib.tour": 5,
+    "kitlib.stability": 5,
     "kitlib.cli": 6,
 }
 
