@@ -321,7 +321,7 @@ class Ownership:
         path = groups.get("cpuacct") or groups.get("")
         if not path or path == "/":
             return None
-        if any(naming.owner_pid(part) == self.root_pid for part in path.split("/")):
+        if any(naming.owner_pid(part) == self.root_pid for part in re.split(r"[/.]", path)):
             return f"cgroup:{path}"  # a system container named after the run (LXC)
         match = _CONTAINER_ID.search(path)
         if match and self.is_own_container is not None:

@@ -164,3 +164,38 @@ def test_plans_record_the_rule_and_older_plans_still_resume():
     older = Plan.model_validate({k: v for k, v in plan.model_dump(mode="json").items() if k != "interference"})
     assert older.interference is None
     assert "interference" not in older.identity()  # its digest is what the kit computed before the rule
+
+
+def test_ownership_finds_the_tree_the_marked_and_the_run_s_containers(tmp_path):
+    """A /proc laid out from captured files: the shell (a child of the run's pid 7275), a process marked
+    as the run's, a kernel thread, an LXC container named after the run and two Docker containers."""
+    proc, cgroups = tmp_path / "proc", tmp_path / "cgroup"
+    ours, theirs = "a" * 64, "b" * 64
+
+    def process(pid: int, stat: str, environ: bytes = b"", cgroup: str = "0::/\n") -> None:
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "stat").write_text(read(stat))
+        (proc / str(pid) / "environ").write_bytes(environ)
+        (proc / str(pid) / "cgroup").write_text(cgroup)
+
+    process(7277, "pid-stat-shell", cgroup=read("pid-cgroup-v1-hybrid"))
+    process(17601, "pid-stat-odd-comm", environ=b"PATH=/bin\0KITLIB_OWNER=7275\0")
+    process(2, "pid-stat-kthread")
+    process(900, "pid-stat-kthread", cgroup="2:cpuacct:/lxc.payload.kit7275x1a2b-lxc\n")
+    process(901, "pid-stat-kthread", cgroup=f"2:cpuacct:/docker/{ours}\n")
+    process(902, "pid-stat-kthread", cgroup=f"2:cpuacct:/docker/{theirs}\n")
+    for path in ("lxc.payload.kit7275x1a2b-lxc", f"docker/{ours}", f"docker/{theirs}"):
+        (cgroups / "cpuacct" / path).mkdir(parents=True)
+        (cgroups / "cpuacct" / path / "cpuacct.usage").write_text(read("cgroup-v1-cpuacct.usage"))
+    asked = []
+
+    def is_ours(container_id: str) -> bool:
+        asked.append(container_id)
+        return container_id == ours
+
+    ownership = interference.Ownership(root_pid=7275, is_own_container=is_ours, proc=proc, cgroup_root=cgroups)
+    own, groups = ownership.scan()
+    assert own == {(7277, 130199): (7275, 70), (17601, 166284): (17600, 0)}
+    assert set(groups) == {"/lxc.payload.kit7275x1a2b-lxc", f"/docker/{ours}"}
+    ownership.scan()
+    assert sorted(asked) == [ours, theirs]  # each container is asked about once
