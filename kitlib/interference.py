@@ -473,8 +473,12 @@ class PointSampler:
         self._mhz: list[float] = []
 
     def __enter__(self) -> PointSampler:
-        self._ledger.add(*self.ownership.scan())
-        self._before = read_proc_stat()
+        try:
+            self._ledger.add(*self.ownership.scan())
+            self._before = read_proc_stat()
+        except (OSError, ParseError) as exc:  # the point is measured all the same; its figures are missing
+            self.error = str(exc)
+            return self
         self._started = time.monotonic()
         self._thread = threading.Thread(target=self._loop, name="kit-interference", daemon=True)
         self._thread.start()
@@ -500,8 +504,9 @@ class PointSampler:
 
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        if self._thread is None:  # nothing could be read at the start
+            return
+        self._thread.join(timeout=10)
         try:
             after = read_proc_stat()
             wall = time.monotonic() - self._started

@@ -198,8 +198,11 @@ def load(seconds: float = 1.0) -> list[Item]:
         if key[0] != os.getpid() and key in before_procs
     )[::-1][:3]
     named = ", ".join(f"{comm} (pid {pid}) {pct:.0f}% of a CPU" for pct, comm, pid in busiest if pct >= 1)
-    state = f"{fig.foreign_cpu_pct:.1f}% of the host's CPU capacity over {fig.wall_s:g} s" + (
-        f"; busiest: {named}" if named else ""
+    loadavg = interference.parse_loadavg((interference.PROC / "loadavg").read_text())
+    state = (
+        f"{fig.foreign_cpu_pct:.1f}% of the host's CPU capacity over {fig.wall_s:g} s, "
+        f"load average {loadavg.load1:g} on {len(os.sched_getaffinity(0))} CPU(s)"
+        + (f"; busiest: {named}" if named else "")
     )
     limit = rule.max_foreign_cpu_pct
     if fig.foreign_cpu_pct is not None and limit is not None and fig.foreign_cpu_pct > limit:

@@ -320,8 +320,8 @@ def _sampler(unit: Unit, env, plan: Plan):
     ownership = interference.Ownership(
         engine=local_engine, is_own_container=interference.docker_container_check() if local_engine else None
     )
-    cpus = getattr(getattr(env, "layout", None), "sut_cpus", None)
-    return interference.PointSampler(cpus, ownership)
+    sut_cpus = getattr(getattr(env, "layout", None), "sut_cpus", None)
+    return interference.PointSampler(sut_cpus, ownership)
 
 
 def _quality_columns(figures, attempt: int, discarded: int, disturbed: bool) -> dict[str, Any]:

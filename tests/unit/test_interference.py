@@ -199,3 +199,9 @@ def test_ownership_finds_the_tree_the_marked_and_the_run_s_containers(tmp_path):
     assert set(groups) == {"/lxc.payload.kit7275x1a2b-lxc", f"/docker/{ours}"}
     ownership.scan()
     assert sorted(asked) == [ours, theirs]  # each container is asked about once
+
+
+def test_a_sampler_that_cannot_read_proc_leaves_the_figures_missing(tmp_path):
+    with interference.PointSampler([0], interference.Ownership(proc=tmp_path / "no-proc")) as sampler:
+        pass
+    assert sampler.figures is None and "no-proc" in sampler.error
