@@ -12,7 +12,8 @@ import sys
 import pandas as pd
 import pytest
 
-from kitlib import cpus
+import kitlib
+from kitlib import cpus, stability
 
 from ..conftest import leftovers
 
@@ -78,3 +79,25 @@ def test_a_point_disturbed_by_a_cpu_hog_is_measured_again(root_netns, docker_cli
         assert kept["interference"]["discarded_attempts"][0]["file"] == f"units/{path.name}"
     assert "point(s) measured again" in run.stdout
     assert leftovers(docker_client) == []
+
+
+def test_the_plan_s_rule_decides_and_is_recorded(isolated_dirs):
+    """A rule no point can meet (a run queue of 0: the sampler's own read is runnable) measures every
+    point max_attempts times, whatever else runs here; the plan and every unit record the rule."""
+    results, _ = isolated_dirs
+    rule = {"max_runqueue": 0, "max_attempts": 2}
+    plan = kitlib.plan(
+        "net", environments=["native"], peer="loopback", repetitions=1, workloads=["rr"], seconds=1, interference=rule
+    )
+    result = kitlib.run(plan, results_root=results, progress=False)
+    assert json.loads((result.root / "plan.json").read_text())["plan"]["interference"]["max_runqueue"] == 0
+    records = result.records
+    assert set(records["attempt"]) == {2} and set(records["discarded_attempts"]) == {1}
+    assert records["disturbed"].all() and (records["runqueue_mean"] >= 1).all()
+    attempts = sorted((result.root / "units").glob("*.attempt1.json"))
+    assert len(attempts) == 2  # tcp and udp
+    for path in attempts:
+        attempt = json.loads(path.read_text())
+        assert attempt["status"] == "discarded" and "run queue" in attempt["reason"]
+        assert attempt["interference"]["rule"] == plan.interference.model_dump(mode="json")
+    assert "2 of 2 point(s) measured again" in stability.report(records)
