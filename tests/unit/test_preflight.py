@@ -4,6 +4,8 @@ out as the kernel lays them out under a root folder."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,18 @@ def test_the_load_items_sample_this_host():
     items = preflight.load(0.3)
     assert [i.name for i in items] == ["steal", "background load"]
     assert "% of the host's CPU capacity" in items[1].state
+
+
+def test_kit_check_prints_every_item_and_a_bad_rule_is_one_message():
+    def kit(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "kitlib.cli", *args], capture_output=True, text=True, timeout=120)
+
+    done = kit("check", "--seconds", "0.3")
+    assert done.returncode == 0, done.stderr
+    names = ["CPU governor", "CPU boost", "SMT siblings", "steal", "background load", "free memory", "VM guest"]
+    for name in [*names, "container"]:
+        assert any(line.startswith(name) for line in done.stdout.splitlines()), done.stdout
+    bad = kit("run", "net", "--env", "native", "--dry-run", "--interference", '{"max_steal_pct": -1}')
+    assert bad.returncode == 2 and "max_steal_pct" in bad.stderr and "Traceback" not in bad.stderr
+    not_json = kit("run", "net", "--env", "native", "--dry-run", "--interference", "steal=1")
+    assert not_json.returncode == 2 and "--interference" in not_json.stderr
