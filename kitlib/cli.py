@@ -7,7 +7,19 @@ import sys
 import warnings
 from pathlib import Path
 
-from kitlib import against, estimate, experiments, hostcheck, importers, inventory, parsers, paths, signals
+from kitlib import (
+    against,
+    estimate,
+    experiments,
+    hostcheck,
+    importers,
+    inventory,
+    parsers,
+    paths,
+    preflight,
+    signals,
+    stability,
+)
 from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
 from kitlib.errors import KitError, PlanError
@@ -91,11 +103,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, default=None, help="seed of the interleaved order (default: from the plan)")
     run.add_argument(
+        "--max-attempts",
+        type=int,
+        default=None,
+        help="measure a point disturbed by other load at most this often (default 3; the plan records it)",
+    )
+    run.add_argument(
+        "--interference",
+        default=None,
+        metavar="JSON",
+        help="thresholds of a disturbed point, e.g. '{\"max_foreign_cpu_pct\": 20}' (see kitlib.interference.Rule)",
+    )
+    run.add_argument(
         "--dry-run",
         action="store_true",
         help="print the plan, run_id, results folder, points in order and how many are done; start nothing",
     )
     run.set_defaults(func=cmd_run)
+
+    check = sub.add_parser("check", help="is this host quiet and steady enough to measure on (governor, SMT, load …)")
+    check.add_argument("--seconds", type=float, default=1.0, help="how long to sample steal and background load")
+    check.set_defaults(func=cmd_check)
 
     hosts = sub.add_parser("hosts", help="the machines of an inventory: `kit hosts check FILE`")
     hosts.add_argument("action", choices=["check"])
@@ -177,6 +205,24 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     return 1 if any(report.error for report in reports) else 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    """This host's state for benchmarking, one line per item with what to change (nothing is changed)."""
+    if not 0 < args.seconds <= 60:
+        raise PlanError(f"--seconds: between 0 and 60, got {args.seconds}")
+    print(preflight.render(preflight.check(seconds=args.seconds)))
+    return 0
+
+
+def _interference_rule(args: argparse.Namespace) -> dict | None:
+    """The plan's interference rule from `--interference JSON` and `--max-attempts`."""
+    rule = parse_value(args.interference) if args.interference else {}
+    if not isinstance(rule, dict):
+        raise PlanError(f"--interference: a JSON object of thresholds, got {args.interference!r}")
+    if args.max_attempts is not None:
+        rule = {**rule, "max_attempts": args.max_attempts}
+    return rule or None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     experiment = experiments.get(args.experiment)
     overrides = {name: parse_value(value) for name, value in args.param}
@@ -194,6 +240,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         preset=args.preset,
         order=args.order,
         seed=args.seed,
+        interference=_interference_rule(args),
         **overrides,
     )
     if args.dry_run:
@@ -203,6 +250,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         result = run_plan(plan)
         print(f"{len(result.records)} records, {len(result.failures)} failed units in {result.root}")
+        print(stability.report(result.records))
         return 1 if len(result.failures) else 0
     from kitlib import paths, signals
 
@@ -218,6 +266,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{len(records)} records, {len(failures)} failed points in {store.root}")
     for _, row in failures.head(5).iterrows():
         print(f"  failed: {row['unit']}: {str(row['reason']).splitlines()[0][:200]}")
+    print(stability.report(records))
     return 1 if len(failures) else 0
 
 

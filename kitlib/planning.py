@@ -23,6 +23,7 @@ from kitlib import hostnames
 from kitlib.environments import option_values
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
+from kitlib.interference import Rule
 from kitlib.provenance import this_host_id
 from kitlib.ssh_files import check_private_key
 
@@ -70,6 +71,10 @@ class Plan(BaseModel):
     image: str | None = None
     #: the id of the machine the plan is made on and runs on (`kitlib.hostid`; filled where it is made)
     host: str | None = None
+    #: when a point counts as disturbed and how often it is measured at most (`kitlib.interference.Rule`);
+    #: plans made by the kit record the defaults, a plan.json from before the rule existed reads as None
+    #: (the defaults apply; left out of the digest, so such a run still resumes)
+    interference: Rule | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -81,7 +86,9 @@ class Plan(BaseModel):
         if isinstance(data, dict) and data.get("host") is None:
             data = {**data, "host": this_host_id()}
         if isinstance(data, dict) and data.get("seed") is None:
-            payload = {k: v for k, v in data.items() if k not in NOT_IDENTITY and k not in ("seed", "host")}
+            payload = {
+                k: v for k, v in data.items() if k not in NOT_IDENTITY and k not in ("seed", "host", "interference")
+            }
             text = json.dumps(payload, sort_keys=True, default=str)
             data = {**data, "seed": int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)}
         return data
@@ -181,6 +188,8 @@ class Plan(BaseModel):
         """Everything that changes what is measured: the digest's input, and what must match to resume."""
         payload = self.model_dump(mode="json", exclude=set(NOT_IDENTITY))
         payload["peer"] = self.peer_path
+        if payload.get("interference") is None:
+            payload.pop("interference", None)
         return payload
 
     @property

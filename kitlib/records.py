@@ -28,6 +28,8 @@ CORE_COLUMNS = (
 #: records of two machines are never pooled).
 BOOKKEEPING_COLUMNS = frozenset(
     {"value", "run_id", "repetition", "source", "position", "started", "measured_requests", "seconds", "duration_s"}
+    # the point's measurement quality (kitlib.interference): how it went, not what was measured
+    | {"steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "attempt", "discarded_attempts", "disturbed"}
 )
 #: The columns a parser fills (the rest come from the run that called it).
 MEASUREMENT_COLUMNS = ("metric", "value", "unit")

@@ -26,7 +26,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from kitlib import cpus, environments, experiments, naming, paths, provenance, signals
+from kitlib import cpus, environments, experiments, interference, naming, paths, provenance, signals
 from kitlib.environments.docker import docker_client
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
 from kitlib.experiments.base import Workload
@@ -226,6 +226,29 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
 
 
 def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore, placement: dict[str, Any] | None = None) -> None:
+    """Measure the point, again while the interference rule finds it disturbed (at most max_attempts
+    times): every discarded attempt is kept as units/<key>.attempt<N>.json with its reason."""
+    rule = plan.interference or interference.DEFAULT_RULE
+    discarded: list[dict[str, Any]] = []
+    for attempt in range(1, rule.max_attempts + 1):
+        kept = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule)
+        if kept:
+            return
+
+
+def _attempt_unit(
+    unit: Unit,
+    env,
+    peer,
+    plan: Plan,
+    store: RunStore,
+    placement: dict[str, Any] | None,
+    attempt: int,
+    discarded: list[dict[str, Any]],
+    rule: interference.Rule,
+) -> bool:
+    """One attempt; True when it is the one that counts (or the point failed), False when it was
+    disturbed and is kept aside for another attempt."""
     info: dict[str, Any] = {
         "env": unit.env,
         "workload": unit.workload.name,
@@ -239,9 +262,15 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore, placement: dic
     started = time.monotonic()
     raw = None
     try:
-        raw = unit.workload.measure(env, peer, unit.point)
-        info["raw_files"] = store.save_raw(unit.key, raw.outputs)
-        measurements = unit.workload.parse(raw, str(store.raw_dir / unit.key))
+        with _sampler(unit, env, plan) as sampler:
+            raw = unit.workload.measure(env, peer, unit.point)
+        figures = sampler.figures if sampler is not None else None
+        reasons = rule.reasons(figures)
+        last = not reasons or attempt == rule.max_attempts
+        key = unit.key if last else f"{unit.key}.attempt{attempt}"
+        info["raw_files"] = store.save_raw(key, raw.outputs)
+        measurements = unit.workload.parse(raw, str(store.raw_dir / key))
+        quality = _quality_columns(figures, attempt, len(discarded), bool(reasons))
         records = place(
             measurements,
             experiment=plan.experiment,
@@ -254,16 +283,52 @@ def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore, placement: dic
                 **unit.workload.record_params(unit.point),
                 **raw.facts,
                 **bookkeeping,
+                **quality,
             },
         )
         seconds = round(time.monotonic() - started, 3)
         info.update(_unit_commands(env, peer, mark), seconds=seconds, finished=provenance.now())
         info["tool_seconds"] = tool_seconds(info["commands"], seconds)
+        info["interference"] = {
+            "figures": figures.as_dict() if figures else None,
+            "sampler_error": sampler.error if sampler is not None else "not sampled: the system under test is remote",
+            "rule": rule.model_dump(mode="json"),
+            "disturbed": reasons,
+            "attempt": attempt,
+            "discarded_attempts": discarded,
+        }
+        if not last:
+            reason = "disturbed: " + "; ".join(reasons)
+            store.save_attempt(unit.key, attempt, reason, records, info)
+            discarded.append({"attempt": attempt, "file": f"units/{key}.json", "reason": reason})
+            return False
         store.save_ok(unit.key, records, info)
     except (CommandFailed, ParseError, KitError, *_engine_errors()) as exc:
         info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
+        if discarded:
+            info["interference"] = {"attempt": attempt, "discarded_attempts": discarded}
         state = _environment_state(env)
         store.save_failed(unit.key, f"{state}; {_reason(exc)}" if state else _reason(exc), info)
+    return True
+
+
+def _sampler(unit: Unit, env, plan: Plan):
+    """The point's interference sampler over this host, or a null context for a remote system under
+    test (this host is then only the client's; its figures would describe the wrong machine)."""
+    if plan.sut_host:
+        return contextlib.nullcontext()
+    local_engine = environments.parse_label(unit.env).kind == "docker"
+    ownership = interference.Ownership(
+        engine=local_engine, is_own_container=interference.docker_container_check() if local_engine else None
+    )
+    sut_cpus = getattr(getattr(env, "layout", None), "sut_cpus", None)
+    return interference.PointSampler(sut_cpus, ownership)
+
+
+def _quality_columns(figures, attempt: int, discarded: int, disturbed: bool) -> dict[str, Any]:
+    """The record columns of the point's measurement quality; missing figures stay missing."""
+    columns = figures.columns() if figures is not None else dict.fromkeys(interference.COLUMNS)
+    return {**columns, "attempt": attempt, "discarded_attempts": discarded, "disturbed": disturbed}
 
 
 def _engine_errors() -> tuple[type[BaseException], ...]:

@@ -279,6 +279,14 @@ class RunStore:
             raise KitError(f"{key}: a unit with no records cannot be saved as done")
         self._save_unit(key, {"status": "ok", "records": rows, **info})
 
+    def save_attempt(
+        self, key: str, attempt: int, reason: str, records: Iterable[Record], info: dict[str, Any]
+    ) -> None:
+        """Keep a discarded attempt of a unit (disturbed, measured again) beside it, with its reason:
+        units/<key>.attempt<N>.json, status `discarded`, never part of records.csv."""
+        rows = [r.as_row() for r in records]
+        self._save_unit(f"{key}.attempt{attempt}", {"status": "discarded", "reason": reason, "records": rows, **info})
+
     def save_failed(self, key: str, reason: str, info: dict[str, Any]) -> None:
         self._save_unit(key, {"status": "failed", "reason": reason, **info})
 

@@ -143,6 +143,7 @@ class Experiment:
         seed: int | None = None,
         hosts: str | None = None,
         sut_docker_socket: str | None = None,
+        interference: dict[str, Any] | None = None,
         **overrides: Any,
     ) -> Plan:
         """Validate everything and return the plan; nothing is started here. A preset's values
@@ -211,6 +212,7 @@ class Experiment:
                 order=order,
                 seed=parse_value(seed),
                 image=image_inputs(envs),
+                interference=parse_value(interference) or {},
             )
         except ValidationError as error:
             raise explain(error, self.name) from None

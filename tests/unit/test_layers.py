@@ -41,6 +41,7 @@ LAYERS = {
     "kitlib.numa": 0,
     "kitlib.inventory": 0,
     "kitlib.cpu_sampler": 0,
+    "kitlib.interference": 0,
     "kitlib.timing": 0,
     "kitlib.schema": 0,
     "kitlib.caches": 0,
@@ -72,6 +73,7 @@ LAYERS = {
     "kitlib.plan_view": 4,
     "kitlib.reproduce": 4,
     "kitlib.hostcheck": 4,
+    "kitlib.preflight": 4,
     "kitlib.figures": 5,
     "kitlib.figures.net_block": 5,
     "kitlib.figures.latency": 5,
@@ -89,6 +91,7 @@ LAYERS = {
     "kitlib.paper_vs_data": 5,
     "kitlib.against": 5,
     "kitlib.tour": 5,
+    "kitlib.stability": 5,
     "kitlib.cli": 6,
 }
 

@@ -1,0 +1,103 @@
+"""A point measured while a busy loop runs on the system under test's CPU is caught as disturbed,
+measured again, and its discarded attempt kept with the reason (kitlib.interference)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import kitlib
+from kitlib import cpus, stability
+
+from ..conftest import leftovers
+
+
+@pytest.mark.netns
+def test_a_point_disturbed_by_a_cpu_hog_is_measured_again(root_netns, docker_client, isolated_dirs):
+    results, _ = isolated_dirs
+    sut_cpu = cpus.split(1).sut_cpus[-1]
+    # bounded by itself (timeout) and killed as a group below however the test ends
+    hog = subprocess.Popen(
+        ["taskset", "-c", str(sut_cpu), "timeout", "120", "sh", "-c", "while :; do :; done"],
+        start_new_session=True,
+    )
+    try:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kitlib.cli",
+                "run",
+                "net",
+                "--env",
+                "native",
+                "--no-notebook",
+                "--repetitions",
+                "1",
+                "--max-attempts",
+                "2",
+                "-p",
+                "workloads",
+                '["rr"]',
+                "-p",
+                "seconds",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "KIT_RESULTS": str(results)},
+        )
+    finally:
+        os.killpg(hog.pid, signal.SIGKILL)
+        hog.wait(timeout=10)
+    print(run.stdout[-2000:], run.stderr[-2000:])
+    assert run.returncode == 0, run.stderr
+    run_dir = next(results.glob("net/*"))
+    records = pd.read_csv(run_dir / "records.csv")
+    assert set(records["attempt"]) == {2} and set(records["discarded_attempts"]) == {1}
+    for column in ("steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "disturbed"):
+        assert column in records.columns
+    assert records["cpu_mhz"].isna().all() or (records["cpu_mhz"] > 0).all()  # missing where unreported, never 0
+    discarded = sorted((run_dir / "units").glob("*.attempt1.json"))
+    assert len(discarded) == 2  # one per point (tcp, udp)
+    for path in discarded:
+        attempt = json.loads(path.read_text())
+        assert attempt["status"] == "discarded"
+        assert attempt["reason"].startswith("disturbed: CPU of other processes")
+        assert attempt["interference"]["figures"]["foreign_cpu_pct"] > 10
+        assert attempt["records"]  # what it measured is kept, never mixed into records.csv
+        assert (run_dir / "raw" / f"{path.stem}.sockperf.txt").exists()
+        kept = json.loads((run_dir / "units" / path.name.replace(".attempt1", "")).read_text())
+        assert kept["status"] == "ok" and kept["interference"]["attempt"] == 2
+        assert kept["interference"]["discarded_attempts"][0]["file"] == f"units/{path.name}"
+    assert "point(s) measured again" in run.stdout
+    assert leftovers(docker_client) == []
+
+
+def test_the_plan_s_rule_decides_and_is_recorded(isolated_dirs):
+    """A rule no point can meet (a run queue of 0: the sampler's own read is runnable) measures every
+    point max_attempts times, whatever else runs here; the plan and every unit record the rule."""
+    results, _ = isolated_dirs
+    rule = {"max_runqueue": 0, "max_attempts": 2}
+    plan = kitlib.plan(
+        "net", environments=["native"], peer="loopback", repetitions=1, workloads=["rr"], seconds=1, interference=rule
+    )
+    result = kitlib.run(plan, results_root=results, progress=False)
+    assert json.loads((result.root / "plan.json").read_text())["plan"]["interference"]["max_runqueue"] == 0
+    records = result.records
+    assert set(records["attempt"]) == {2} and set(records["discarded_attempts"]) == {1}
+    assert records["disturbed"].all() and (records["runqueue_mean"] >= 1).all()
+    attempts = sorted((result.root / "units").glob("*.attempt1.json"))
+    assert len(attempts) == 2  # tcp and udp
+    for path in attempts:
+        attempt = json.loads(path.read_text())
+        assert attempt["status"] == "discarded" and "run queue" in attempt["reason"]
+        assert attempt["interference"]["rule"] == plan.interference.model_dump(mode="json")
+    assert "2 of 2 point(s) measured again" in stability.report(records)

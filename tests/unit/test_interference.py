@@ -1,0 +1,207 @@
+"""Interference figures of a point: the parsers on /proc and /sys files captured on a 2-CPU VM guest
+(tests/data/proc, taken two seconds apart while the machine was fully busy), the own-CPU ledger, the
+rule, the sampler's thread, and the rule recorded in the plan."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import kitlib
+from kitlib import interference
+from kitlib.errors import ParseError
+from kitlib.interference import Figures, OwnLedger, Rule
+from kitlib.planning import Plan
+
+DATA = Path(__file__).parents[1] / "data" / "proc"
+
+
+def read(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def test_proc_stat_gives_the_aggregate_each_cpu_and_the_run_queue():
+    stat = interference.parse_proc_stat(read("stat.before"))
+    assert stat.cpu == interference.CpuTimes(52074, 0, 9477, 268984, 553, 0, 123, 41)
+    assert sorted(stat.per_cpu) == [0, 1]
+    assert stat.per_cpu[1].user == 28884
+    assert stat.procs_running == 3
+    assert interference.parse_proc_stat(read("stat.after")).procs_running == 4
+
+
+def test_a_cut_off_proc_stat_is_an_error_naming_the_file():
+    text = read("stat.before")
+    with pytest.raises(ParseError, match="procs_running"):
+        interference.parse_proc_stat(text[: text.index("intr")], "stat.before")
+    with pytest.raises(ParseError, match="fewer than 8 counters"):
+        interference.parse_proc_stat("cpu  52074 0 9477\n", "cut")
+
+
+def test_loadavg():
+    load = interference.parse_loadavg(read("loadavg"))
+    assert (load.load1, load.load5, load.load15, load.runnable, load.threads) == (2.44, 1.42, 0.66, 4, 156)
+    with pytest.raises(ParseError, match="loadavg"):
+        interference.parse_loadavg("2.44 1.42\n")
+
+
+def test_pid_stat_takes_comm_up_to_the_last_parenthesis():
+    odd = interference.parse_pid_stat(read("pid-stat-odd-comm"))
+    assert (odd.pid, odd.comm, odd.state, odd.ppid) == (17601, "odd) name (x", "S", 17600)
+    shell = interference.parse_pid_stat(read("pid-stat-shell"))
+    assert (shell.utime, shell.stime, shell.cutime, shell.cstime, shell.starttime) == (1, 4, 53, 12, 130199)
+    assert shell.ticks == 70
+    kthread = interference.parse_pid_stat(read("pid-stat-kthread"))
+    assert (kthread.comm, kthread.ppid, kthread.ticks) == ("kthreadd", 0, 0)
+    with pytest.raises(ParseError, match="fewer than 22 fields"):
+        interference.parse_pid_stat(read("pid-stat-shell")[:60], "cut")
+
+
+def test_cgroup_files():
+    groups = interference.parse_pid_cgroup(read("pid-cgroup-v1-hybrid"))
+    assert groups["cpuacct"] == "/" and groups[""] == "/"
+    assert groups["memory"] == "/process_api/bf1be323b53277144290f735b1564d69"
+    assert interference.parse_cpuacct_usage(read("cgroup-v1-cpuacct.usage")) == pytest.approx(627.731085133)
+    assert interference.parse_cpu_stat(read("cgroup-v2-cpu.stat")) == pytest.approx(621.446971)
+    with pytest.raises(ParseError):
+        interference.parse_cpu_stat("user_usec 1\n")
+    with pytest.raises(ParseError):
+        interference.parse_cpuacct_usage("")
+
+
+def test_cgroup_seconds_reads_v2_then_v1(tmp_path):
+    (tmp_path / "cpuacct" / "docker" / "abc").mkdir(parents=True)
+    (tmp_path / "cpuacct" / "docker" / "abc" / "cpuacct.usage").write_text(read("cgroup-v1-cpuacct.usage"))
+    assert interference.cgroup_seconds("/docker/abc", tmp_path) == pytest.approx(627.731085133)
+    (tmp_path / "unified" / "docker" / "abc").mkdir(parents=True)
+    (tmp_path / "unified" / "docker" / "abc" / "cpu.stat").write_text(read("cgroup-v2-cpu.stat"))
+    assert interference.cgroup_seconds("/docker/abc", tmp_path) == pytest.approx(621.446971)
+    assert interference.cgroup_seconds("/docker/gone", tmp_path) is None
+
+
+def test_the_clock_is_missing_where_the_kernel_reports_none(tmp_path):
+    # this host (a VM guest) has no cpufreq: missing, never 0
+    assert interference.cpu_mhz([0, 1]) is None
+    # the layout a kernel with cpufreq has; the value is in kHz
+    (tmp_path / "cpu1" / "cpufreq").mkdir(parents=True)
+    (tmp_path / "cpu1" / "cpufreq" / "scaling_cur_freq").write_text("2596000\n")
+    assert interference.cpu_mhz([0, 1], tmp_path) == 2596.0
+
+
+def test_figures_from_two_captured_readings():
+    before, after = (interference.parse_proc_stat(read(n)) for n in ("stat.before", "stat.after"))
+    fig = interference.figures(before, after, 2.0, own_cpu_s=0.5, runqueue=[3, 4, 5], mhz=[], clk_tck=100, ncpus=2)
+    # 404 ticks passed (2 s x 2 CPUs); 404 of them in processes (user 361 + system 43), no steal
+    assert fig.steal_pct == 0.0
+    assert fig.foreign_cpu_pct == pytest.approx(100 * (4.04 - 0.5) / 4.0, abs=0.01)
+    assert fig.runqueue_mean == 4.0 and fig.runqueue_samples == 3
+    assert fig.cpu_mhz is None
+    assert fig.columns() == {"steal_pct": 0.0, "foreign_cpu_pct": 88.5, "runqueue_mean": 4.0, "cpu_mhz": None}
+    unknown = interference.figures(before, after, 2.0, None, [], [], 100, 2)
+    assert unknown.foreign_cpu_pct is None and unknown.runqueue_mean is None
+
+
+def test_ledger_counts_a_reaped_child_once_and_an_orphan_by_its_last_reading():
+    ledger = OwnLedger()
+    parent, child, orphan = (10, 1), (11, 2), (12, 3)
+    ledger.add({parent: (1, 100), child: (10, 40), orphan: (1, 7)}, {"/docker/c": 5.0})
+    ledger.add({parent: (1, 100), child: (10, 60), orphan: (1, 9), (13, 4): (10, 5)}, {"/docker/c": 6.5})
+    # the child exits and the parent reaps it (cutime += its 70 ticks); the orphan exits unreaped by the run
+    final = {parent: (1, 100 + 70 + 5)}  # the new process 13 exited too and was reaped by the parent
+    ledger.add(final, {})
+    seconds = ledger.seconds(final, clk_tck=100)
+    # parent +75 (the child's 30 of this point and its earlier 40, process 13's 5), child -40 (its start,
+    # inside the parent's cutime now), orphan +2 (its last reading), the container's cgroup +1.5 s
+    assert seconds == pytest.approx((75 - 40 - 0 + 2) / 100 + 1.5)
+
+
+def test_rule_names_each_threshold_crossed():
+    quiet = Figures(2.0, 0.1, 3.0, 1.0, 2.5, 8, None)
+    busy = Figures(2.0, 4.0, 48.2, 1.0, 5.0, 8, 1200.0)
+    assert Rule().reasons(quiet) == []
+    assert Rule().reasons(None) == []
+    assert Rule().reasons(busy) == ["steal 4.0% > 2%", "CPU of other processes 48.2% > 10%"]
+    strict = Rule(max_runqueue=3, min_mhz=2000, max_steal_pct=None)
+    assert strict.reasons(busy) == [
+        "CPU of other processes 48.2% > 10%",
+        "run queue 5.00 > 3",
+        "CPU clock 1200 MHz < 2000 MHz",
+    ]
+    missing = Figures(2.0, None, None, None, None, 0, None)
+    assert strict.reasons(missing) == []  # a missing figure is no reason
+    with pytest.raises(ValueError):
+        Rule(max_attempts=0)
+
+
+def test_sampler_stops_its_thread_however_the_block_ends():
+    with interference.PointSampler([0]) as sampler:
+        time.sleep(0.6)
+    assert sampler.figures is not None and sampler.figures.runqueue_samples >= 1
+    assert sampler.figures.runqueue_mean >= 1  # the sampler's own read is runnable
+    with pytest.raises(RuntimeError), interference.PointSampler([0]):
+        raise RuntimeError("measurement failed")
+    assert not [t for t in threading.enumerate() if t.name == "kit-interference"]
+
+
+def test_sampler_counts_a_child_of_the_run_as_its_own():
+    """A busy child of this process (reaped by it) is the run's own CPU, not foreign."""
+    with interference.PointSampler([0]) as sampler:
+        subprocess.run(["timeout", "1", "sh", "-c", "while :; do :; done"], check=False)
+    fig = sampler.figures
+    assert fig is not None and fig.own_cpu_s is not None
+    assert fig.own_cpu_s > 0.2  # the loop ran for a second (less where the host is busy)
+
+
+def test_plans_record_the_rule_and_older_plans_still_resume():
+    plan = kitlib.plan("net", environments=["native"])
+    assert plan.interference == Rule()
+    assert plan.model_dump(mode="json")["interference"]["max_attempts"] == 3
+    stricter = kitlib.plan("net", environments=["native"], interference={"max_foreign_cpu_pct": 5})
+    assert stricter.run_id != plan.run_id and stricter.seed == plan.seed  # same order, another rule
+    older = Plan.model_validate({k: v for k, v in plan.model_dump(mode="json").items() if k != "interference"})
+    assert older.interference is None
+    assert "interference" not in older.identity()  # its digest is what the kit computed before the rule
+
+
+def test_ownership_finds_the_tree_the_marked_and_the_run_s_containers(tmp_path):
+    """A /proc laid out from captured files: the shell (a child of the run's pid 7275), a process marked
+    as the run's, a kernel thread, an LXC container named after the run and two Docker containers."""
+    proc, cgroups = tmp_path / "proc", tmp_path / "cgroup"
+    ours, theirs = "a" * 64, "b" * 64
+
+    def process(pid: int, stat: str, environ: bytes = b"", cgroup: str = "0::/\n") -> None:
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "stat").write_text(read(stat))
+        (proc / str(pid) / "environ").write_bytes(environ)
+        (proc / str(pid) / "cgroup").write_text(cgroup)
+
+    process(7277, "pid-stat-shell", cgroup=read("pid-cgroup-v1-hybrid"))
+    process(17601, "pid-stat-odd-comm", environ=b"PATH=/bin\0KITLIB_OWNER=7275\0")
+    process(2, "pid-stat-kthread")
+    process(900, "pid-stat-kthread", cgroup="2:cpuacct:/lxc.payload.kit7275x1a2b-lxc\n")
+    process(901, "pid-stat-kthread", cgroup=f"2:cpuacct:/docker/{ours}\n")
+    process(902, "pid-stat-kthread", cgroup=f"2:cpuacct:/docker/{theirs}\n")
+    for path in ("lxc.payload.kit7275x1a2b-lxc", f"docker/{ours}", f"docker/{theirs}"):
+        (cgroups / "cpuacct" / path).mkdir(parents=True)
+        (cgroups / "cpuacct" / path / "cpuacct.usage").write_text(read("cgroup-v1-cpuacct.usage"))
+    asked = []
+
+    def is_ours(container_id: str) -> bool:
+        asked.append(container_id)
+        return container_id == ours
+
+    ownership = interference.Ownership(root_pid=7275, is_own_container=is_ours, proc=proc, cgroup_root=cgroups)
+    own, groups = ownership.scan()
+    assert own == {(7277, 130199): (7275, 70), (17601, 166284): (17600, 0)}
+    assert set(groups) == {"/lxc.payload.kit7275x1a2b-lxc", f"/docker/{ours}"}
+    ownership.scan()
+    assert sorted(asked) == [ours, theirs]  # each container is asked about once
+
+
+def test_a_sampler_that_cannot_read_proc_leaves_the_figures_missing(tmp_path):
+    with interference.PointSampler([0], interference.Ownership(proc=tmp_path / "no-proc")) as sampler:
+        pass
+    assert sampler.figures is None and "no-proc" in sampler.error
