@@ -118,6 +118,7 @@ class _MemoryProgram(Workload):
 
     program: str
     sut_cores = None
+    command_timeout = 1800.0
 
     def __init__(self, params: MemoryParams):
         super().__init__(params)
@@ -147,7 +148,7 @@ class _MemoryProgram(Workload):
 
     def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
         argv = [*_threads_env(env), *_numa_prefix(point), self.path, *self.arguments()]
-        output = env.run(argv, timeout=1800).output
+        output = env.run(argv, timeout=self.command_timeout).output
         programs.check_source(self.program, output, env.label)
         return RawResult(outputs={self.program: output}, facts=dict(self.facts))
 
@@ -156,7 +157,6 @@ class StreamWorkload(_MemoryProgram):
     name = "stream"
     tool = "kit-stream"
     program = "kit-stream"
-    command_timeout = 1800.0
     size_parameter = "stream_elements"
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
@@ -184,7 +184,6 @@ class RandomAccessWorkload(_MemoryProgram):
     name = "randomaccess"
     tool = "kit-gups"
     program = "kit-gups"
-    command_timeout = 1800.0
     size_parameter = "gups_log2_words"
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
