@@ -23,6 +23,7 @@ COLUMNS = [
     "section",
     "quote",
     "stated",
+    "unit",
     "comparison",
     "pair",
     "effect",
@@ -32,7 +33,7 @@ COLUMNS = [
     "status",
     "why",
 ]
-_PAIR = re.compile(r"^([\w+.-]+) (?:/|vs) ([\w+.-]+):")
+_PAIR = re.compile(r"^([\w+.-]+) (?:/|vs) ([\w+.-]+)(?::| at )")
 
 
 def pair_of(reason: str) -> tuple[str, str] | None:
@@ -62,6 +63,7 @@ def compare(verdicts: pd.DataFrame, host: str, rows: pd.DataFrame | None = None,
             "section": f"{ref.study}, {ref.section}",
             "quote": ref.quote,
             "stated": ref.value,
+            "unit": ref.unit,
             "comparison": ref.comparison,
             "pair": " / ".join(pair) if pair else "",
             "effect": verdict["ratio"],
@@ -108,6 +110,7 @@ def markdown(table: pd.DataFrame, host: str) -> list[str]:
             quote = str(r.quote).replace("|", "/")
             data = f"{r.pair} = {r.effect:.3g}{ci}, n = {r.n}"
             why = str(r.why).replace("|", "/")
-            lines.append(f"| {r.claim} | {r.section}: “{quote}” | {r.stated:g} | {data} | {why} |")
+            stated = f"{r.stated:g}" if r.unit == "ratio" else f"{r.stated:g} {r.unit}"
+            lines.append(f"| {r.claim} | {r.section}: “{quote}” | {stated} | {data} | {why} |")
         lines.append("")
     return lines
