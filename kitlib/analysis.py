@@ -16,7 +16,7 @@ from kitlib import claims, experiments, figures, hostfacts, littles_law, paper_v
 from kitlib.claims.core import ENV_OPTION_COLUMNS
 from kitlib.hostid import describe_host, host_id
 from kitlib.importers import felter2014
-from kitlib.planning import parse_value
+from kitlib.parameters import as_list
 from kitlib.records import BOOKKEEPING_COLUMNS
 from kitlib.store import load_records
 
@@ -28,24 +28,25 @@ def load(
     environments: Sequence[str] | None = None,
     hosts: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Records of every run under the given folders (default: results/), optionally only some
-    environments or hosts. Each record names its `host`; folders of several machines stay apart."""
-    frame = load_records(*paths.resolve_results_dirs(as_list(results_dirs)))
-    environments = as_list(environments)
+    """Records of every run under the given folders (default: results/; each the results folder, an
+    experiment's or a run's), optionally only some environments or hosts; each argument in any form
+    `kitlib.parameters` reads. Each record names its `host`; folders of several machines stay apart."""
+    frame = load_records(*paths.resolve_results_dirs(results_dirs))
+    environments = as_list("environments", environments)
     if environments:
         frame = frame[frame["env"].isin(environments)]
-    hosts = as_list(hosts)
+    hosts = as_list("hosts", hosts)
     if hosts and "host" in frame.columns:
         frame = frame[frame["host"].isin(hosts)]
     return frame.reset_index(drop=True)
 
 
-def as_list(value) -> list[str]:
-    """A notebook parameter that may arrive as text from `papermill -p` (`'["a", "b"]'` or `a`)."""
-    value = parse_value(value)
-    if value is None:
-        return []
-    return [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+def by_verdict(verdicts: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The verdict table split by verdict, reproduced first (`claims.STATUSES`), each part in claim
+    order: every row is in one part, so a notebook that shows the parts shows every claim."""
+    order = [s for s in claims.STATUSES if (verdicts["status"] == s).any()]
+    order += sorted(set(verdicts["status"].astype(str)) - set(order))
+    return {status: verdicts[verdicts["status"] == status].reset_index(drop=True) for status in order}
 
 
 def dimensions(df: pd.DataFrame) -> list[str]:
@@ -151,7 +152,7 @@ def write_summary(
     counts = verdicts["status"].value_counts()
     lines = ["# Which claims reproduced on this host", ""]
     if sources:
-        lines += ["Records from: " + ", ".join(f"`{s}`" for s in as_list(list(sources))), ""]
+        lines += ["Records from: " + ", ".join(f"`{s}`" for s in as_list("sources", list(sources))), ""]
     lines += [
         ", ".join(f"**{counts.get(s, 0)}** {s}" for s in claims.STATUSES),
         "",

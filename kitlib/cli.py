@@ -24,7 +24,7 @@ from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
 from kitlib.errors import KitError, PlanError
 from kitlib.notebooks import execute_experiment
-from kitlib.planning import parse_value
+from kitlib.parameters import parse_value
 from kitlib.record_files import DuplicateRecords
 from kitlib.reproduce import reproduce
 from kitlib.runner import plan_units
@@ -156,7 +156,12 @@ def _parser() -> argparse.ArgumentParser:
     verdicts = sub.add_parser(
         "claims", help="every claim's verdict on the records under DIR… (default results/), as CSV"
     )
-    verdicts.add_argument("dirs", nargs="*", metavar="DIR", help="folders of runs (relative to the current directory)")
+    verdicts.add_argument(
+        "dirs",
+        nargs="*",
+        metavar="DIR",
+        help="results folders, experiments' folders or runs' folders (relative to the current directory)",
+    )
     verdicts.add_argument(
         "--against",
         default=None,
@@ -215,7 +220,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _interference_rule(args: argparse.Namespace) -> dict | None:
     """The plan's interference rule from `--interference JSON` and `--max-attempts`."""
-    rule = parse_value(args.interference) if args.interference else {}
+    rule = parse_value(args.interference, "--interference") if args.interference else {}
     if not isinstance(rule, dict):
         raise PlanError(f"--interference: a JSON object of thresholds, got {args.interference!r}")
     if args.max_attempts is not None:
@@ -225,7 +230,7 @@ def _interference_rule(args: argparse.Namespace) -> dict | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     experiment = experiments.get(args.experiment)
-    overrides = {name: parse_value(value) for name, value in args.param}
+    overrides = {name: parse_value(value, name) for name, value in args.param}
     plan = experiment.plan(
         environments=args.envs,
         profile=args.profile,
@@ -343,10 +348,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
     if args.listing:
         claims.listing().to_csv(sys.stdout, index=False)
         return 0
-    folders = [Path(d).resolve() for d in args.dirs] or [paths.results_root()]
-    absent = [str(f) for f in folders if not f.is_dir()]
-    if absent:
-        raise PlanError(f"no such folder of runs: {', '.join(absent)}")
+    folders = paths.resolve_results_dirs([Path(d).resolve() for d in args.dirs], parameter="DIR")
     verdicts = claims.evaluate_all(analysis.load(folders))
     if args.against:
         try:

@@ -13,6 +13,10 @@ class PlanError(KitError, ValueError):
     """A parameter of a plan is invalid; raised before anything is started."""
 
 
+class ParameterError(PlanError):
+    """A parameter of a notebook or a command is of no form the kit reads (`kitlib.parameters`)."""
+
+
 class RecordError(KitError, ValueError, TypeError):
     """A record or a records file holds what no measurement can be (NaN, not a number, a row cut short);
     the message names the metric, or the file and line."""

@@ -215,21 +215,6 @@ class Plan(BaseModel):
         return f"{self.profile}-{self.digest}"
 
 
-def parse_value(text: Any) -> Any:
-    """A parameter given as text (`kit run -p`, `papermill -p`): JSON or a Python literal where it
-    parses as one (`[1, 8, 32]`, `10`), else the text itself. Non-text values pass through."""
-    import ast
-
-    if not isinstance(text, str):
-        return text
-    for loader in (json.loads, ast.literal_eval):
-        try:
-            return loader(text)
-        except (ValueError, SyntaxError):
-            continue
-    return text
-
-
 #: pydantic's errors of a value beyond a field's bounds: the field's description then says why
 _BOUND_ERRORS = {"less_than", "less_than_equal", "greater_than", "greater_than_equal", "int_parsing_size"}
 

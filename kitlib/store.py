@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kitlib import provenance, record_files
+from kitlib import paths, provenance, record_files
 from kitlib.errors import KitError
 from kitlib.hostid import differences, host_id
 from kitlib.records import CORE_COLUMNS, Record, to_frame
@@ -342,15 +342,15 @@ class RunStore:
 
 
 def load_records(*roots: Path | str, experiment: str | None = None):
-    """Every records.csv under the given folders (results/, data/sample/, …) as one frame, each record
-    once, each naming its host as `hostid.host_id` computes it now (from its folder's provenance.json
-    where the file's own ids are older or absent). A bad row, a record with two values, a metric in two
-    units are errors naming the file (`kitlib.record_files`)."""
+    """Every records.csv under the given folders (results/, data/sample/, one experiment's or one run's
+    folder: `paths.records_files`) as one frame, each record once, each naming its host as
+    `hostid.host_id` computes it now (from its folder's provenance.json where the file's own ids are
+    older or absent). A bad row, a record with two values, a metric in two units are errors naming the
+    file (`kitlib.record_files`)."""
     import pandas as pd
 
-    pattern = f"{experiment}/*/records.csv" if experiment else "*/*/records.csv"
     unique_roots, again = record_files.same_folders(Path(root) for root in roots)
-    found = [path.parent for root in unique_roots for path in sorted(root.glob(pattern))]
+    found = [path.parent for root in unique_roots for path in paths.records_files(root, experiment)]
     folders, linked = record_files.same_folders(found)
     for repeated, first in again + linked:
         what = "given twice" if str(repeated) == str(first) else f"the same folder as {first}"

@@ -18,8 +18,9 @@ from kitlib.environments.base import Environment
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
 from kitlib.image import DEFAULT_BASE, inputs_digest
+from kitlib.parameters import as_list, parse_value
 from kitlib.peer import Peer
-from kitlib.planning import MAX_POINTS, PROFILES, Plan, explain, parse_value
+from kitlib.planning import MAX_POINTS, PROFILES, Plan, explain
 from kitlib.records import Measurement
 from kitlib.schema import Schema
 
@@ -175,11 +176,9 @@ class Experiment:
         if preset is not None and preset not in self.presets:
             known = ", ".join(self.presets) or "none"
             raise PlanError(f"{self.name}: unknown preset {preset!r}; known presets: {known}")
-        given = {k: parse_value(v) for k, v in overrides.items() if v is not None}
+        given = {k: parse_value(v, k) for k, v in overrides.items() if v is not None}
         given = {**(self.presets[preset] if preset else {}), **given}
-        if isinstance(environments, str):  # `papermill -p environments '["native"]'` passes text
-            parsed = parse_value(environments)
-            environments = parsed if isinstance(parsed, list) else [environments]
+        environments = as_list("environments", environments)  # `papermill -p` passes text, `-y` a list
         unknown = sorted(set(given) - set(self.params_model.model_fields))
         if unknown:
             known = ", ".join(self.params_model.model_fields)
@@ -210,9 +209,9 @@ class Experiment:
                 known_hosts=known_hosts,
                 preset=preset,
                 order=order,
-                seed=parse_value(seed),
+                seed=parse_value(seed, "seed"),
                 image=image_inputs(envs),
-                interference=parse_value(interference) or {},
+                interference=parse_value(interference, "interference") or {},
             )
         except ValidationError as error:
             raise explain(error, self.name) from None

@@ -9,8 +9,11 @@ from kitlib import analysis, paths
 from kitlib.notebooks import execute
 from kitlib.reproduce import declared_parameters
 
+from ..notebook_tables import verdict_groups
+
 SAMPLE = paths.PROJECT_ROOT / "data" / "sample"
 NOTEBOOKS = paths.notebooks_root() / "analysis"
+EXPERIMENT_NOTEBOOKS = sorted((paths.notebooks_root() / "experiments").glob("*.ipynb"))
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +48,22 @@ def test_an_analysis_notebook_declares_only_parameters_it_reads(name):
     assert unread == []
 
 
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")) + EXPERIMENT_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_path_and_list_parameter_is_read_by_the_shared_parser(path):
+    """What `papermill -p` passes as text means in every notebook what `-y` passes as a value: each
+    analysis parameter, and each experiment notebook's output folders, go through kitlib.parameters
+    (the plan's own parameters go through it in `kitlib.plan`)."""
+    import re
+
+    import nbformat
+
+    notebook = nbformat.read(path, 4)
+    code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    names = declared_parameters(path) if path.parent == NOTEBOOKS else {"results_dir", "figures_dir"}
+    unread = [n for n in sorted(names) if not re.search(rf"parameters\.as_\w+\(\"{n}\", {n}\)", code)]
+    assert unread == []
+
+
 @pytest.mark.parametrize("name", ["statistics", "figures", "littles-law", "claims"])
 def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
     parameters = {
@@ -71,6 +90,11 @@ def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
         table = pd.read_csv(tmp_path / "tables" / "littles-law.csv")
         assert {"N", "XR", "relative_error", "flagged"} <= set(table.columns)
     if name == "claims":
+        shown = verdict_groups(tmp_path / "claims.ipynb")
+        verdicts = analysis.by_verdict(analysis.claims_table(analysis.load([SAMPLE])))
+        assert list(shown) == list(verdicts)
+        for status, group in verdicts.items():
+            assert shown[status] == list(zip(group["claim"], group["host"], strict=True)), status
         summary = (tmp_path / "summary.md").read_text()
         assert "| **not testable here** |" in summary and "95% interval" in summary
         assert "redis-fig8-9-throughput-latency" in summary

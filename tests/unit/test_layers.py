@@ -26,6 +26,7 @@ LAYERS = {
     "kitlib": 0,
     "kitlib.errors": 0,
     "kitlib.paths": 0,
+    "kitlib.parameters": 0,
     "kitlib.naming": 0,
     "kitlib.records": 0,
     "kitlib.procs": 0,
