@@ -73,13 +73,20 @@ def _trend(part: pd.DataFrame) -> dict | None:
     se = math.sqrt(float((residual**2).sum()) / df / sxx)
     p = 0.0 if se == 0 else float(2 * stats.t.sf(abs(slope) / se, df))
     positions = units.index.to_numpy(float)
-    return {"n": len(units), "positions": (positions.min(), positions.max()), "slope": slope, "p_value": p}
+    half = float(stats.t.ppf(1 - 0.05 / 2, df)) * se
+    return {
+        "n": len(units),
+        "positions": (positions.min(), positions.max()),
+        "slope": slope,
+        "p_value": p,
+        "half": half,
+    }
 
 
 def drift_table(df: pd.DataFrame, alpha: float = ALPHA, min_change: float = MIN_CHANGE) -> pd.DataFrame:
     """One row per host, run and metric: n (units), the fitted change over the run (relative), p, and `drift`."""
     rows = relative_values(df)
-    columns = [*GROUP, "n", "positions", "change", "p_value", "drift"]
+    columns = [*GROUP, "n", "positions", "change", "p_value", "change_half", "drift"]
     found = []
     group = [c for c in GROUP if c in rows.columns]
     for key, part in rows.groupby(group, dropna=False):
@@ -95,6 +102,7 @@ def drift_table(df: pd.DataFrame, alpha: float = ALPHA, min_change: float = MIN_
                 "positions": f"{int(low)}-{int(high)}",
                 "change": change,
                 "p_value": fit["p_value"],
+                "change_half": fit["half"] * (high - low),
                 "drift": bool(fit["p_value"] < alpha and abs(change) > min_change),
             }
         )
@@ -119,3 +127,25 @@ def flagged(rows: pd.DataFrame) -> list[str]:
         f"{r['workload']} {r['metric']}: {r['change']:+.1%} over positions {r['positions']} (p = {r['p_value']:.2g})"
         for _, r in drift_table(rows).pipe(lambda t: t[t["drift"]]).iterrows()
     ]
+
+
+def unbounded(rows: pd.DataFrame, min_change: float = MIN_CHANGE) -> list[str]:
+    """Why the drift test cannot clear these records of a trend, in words (empty when it can): a trend
+    found, or one of more than `min_change` over the run that its 95% interval cannot exclude, or too
+    few units to look. A blocked run needs this clearance, since its drift reads as an effect."""
+    if rows.empty or "position" not in rows.columns or rows["position"].isna().any():
+        return ["no positions recorded"]
+    table = drift_table(rows)
+    if table.empty:
+        return ["too few units to test"]
+    found = []
+    for _, r in table.iterrows():
+        reach = abs(r["change"]) + r["change_half"]
+        if r["drift"]:
+            found.append(f"a trend of {r['change']:+.1%} over positions {r['positions']} (p = {r['p_value']:.2g})")
+        elif reach > min_change:
+            found.append(
+                f"a trend of up to ±{reach:.0%} over positions {r['positions']} cannot be excluded "
+                f"(fitted {r['change']:+.1%})"
+            )
+    return found

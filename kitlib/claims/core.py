@@ -332,7 +332,8 @@ def effect_between(
     Each run is aggregated first (the mean over its configurations, of logarithms for a ratio: the
     geometric mean), so n counts runs, never configurations. Interleaved repetitions with a drift over
     the run: the repetition is a block (a paired t on the log ratios within a repetition); otherwise
-    Welch's t. A blocked run (or one whose positions were not recorded) with a drift is not decided.
+    Welch's t. A blocked run (or one whose positions were not recorded) is not decided unless the drift
+    test clears it (no trend found, and none over 5% of the run within its 95% interval).
     `context` holds the records the drift test looks at (default `rows`). Returns the reason instead
     when there is nothing to compare."""
     a, b = rows[rows["env"] == env], rows[rows["env"] == baseline]
@@ -359,13 +360,15 @@ def effect_between(
     if dropped_a or dropped_b:
         how += f"; {dropped_a + dropped_b} run(s) lacking a configuration left out"
     undecided = ""
-    if order in run_order.CONFOUNDED and (trend or order == run_order.UNRECORDED):
-        undecided = (
-            f"the runs were {order}, and "
-            + (f"the drift test finds a trend against position ({'; '.join(trend)})" if trend else "no drift test")
-            + ": a drift of the machine would read as a difference between the environments; "
-            "rerun interleaved (the default order) to decide"
-        )
+    if order in run_order.CONFOUNDED:
+        looked = both if context is None else context[context["env"].isin([env, baseline])]
+        unclear = drift.unbounded(looked)
+        if unclear:
+            undecided = (
+                f"the runs were {order} and the drift test does not clear them ({'; '.join(unclear)}): a drift "
+                "of the machine would read as a difference between the environments; rerun interleaved "
+                "(the default order) to decide"
+            )
     if paired:
         d = (va[pairs] - vb[pairs]).to_numpy()
         point, n = float(d.mean()), len(d)
