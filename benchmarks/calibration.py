@@ -6,8 +6,9 @@ out "not reproduced". Power: a real 10% effect at n = 10, CV 5%. Then the design
 claims' own code (`core.effect_between`): an A/A comparison at n = 3; four configurations measured by one
 process per run (correlation 0.9), combined as independent against aggregated per run first; a machine
 drifting +18% to +33% over a run, blocked (a blocked comparison is decided only where the drift
-test clears the run: no trend found and none over 5% within its interval; it never can at these sizes) and interleaved (the repetition as a block: A/A "different" in about 5%, and at least the
-power of Welch's test where the drift test finds a trend). Run:
+test clears its run: no trend found and none over 5% within its interval; at these sizes it never
+can) and interleaved (the repetition as a block: A/A "different" in about 5%, and at least the power
+of Welch's test where the drift test finds a trend). Run:
     PYTHONPATH=$PWD python benchmarks/calibration.py
 """
 
