@@ -7,8 +7,11 @@ which belongs in the interval). The verdict is **reproduced** when the interval 
 **not reproduced** when it lies entirely outside, **inconclusive** otherwise (with the repetitions
 that would likely decide it), and never decided on fewer than 3 runs a side. Each interval rests on
 one host and one configuration: where records sweep a parameter, every configuration is decided by
-itself and all must hold, since no seed averages a sweep. The evidence text is written from the same
-numbers as the verdict, so the two cannot disagree.
+itself and all must hold, since no seed averages a sweep. Where configurations are combined, each run
+is aggregated over them first (n counts runs); the test follows the run's design (`effect_between`):
+pairs within a repetition where an interleaved run drifts, Welch's t otherwise, and no decision from a
+blocked run the drift test cannot clear. The evidence text is written from the same numbers as the
+verdict, so the two cannot disagree.
 """
 
 from __future__ import annotations
