@@ -1,21 +1,33 @@
-"""Calibration of the verdict rule on synthetic data with a known truth (prints the figures).
+"""Calibration of the verdict rule on synthetic data with a known truth (prints the figures and a table).
 
 False positives: both sides drawn from one distribution (CV 5%, n = 10 a side); how often the 95%
 interval of the ratio excludes 1 (decided different), and how often an "about equal (±5%)" claim comes
-out "not reproduced". Power: a real 10% effect at n = 10, CV 5%; how often the interval excludes 1 and
-how often an "at least higher" claim comes out "reproduced". Run:
+out "not reproduced". Power: a real 10% effect at n = 10, CV 5%. Then the design cases, each through the
+claims' own code (`core.effect_between`): an A/A comparison at n = 3; four configurations measured by one
+process per run (correlation 0.9), combined as independent against aggregated per run first; a machine
+drifting +18% to +33% over a run, blocked (a blocked comparison is decided only where the drift
+test clears its run: no trend found and none over 5% within its interval; at these sizes it never
+can) and interleaved (the repetition as a block: A/A "different" in about 5%, and at least the power
+of Welch's test where the drift test finds a trend). Run:
     PYTHONPATH=$PWD python benchmarks/calibration.py
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from kitlib.claims import core
 from kitlib.claims.core import NOT_REPRODUCED, REPRODUCED, about_equal, at_least_higher, band_status
-from kitlib.stats import welch_log_intervals
+from kitlib.stats import paired_log_intervals, welch_log_intervals
 
 SEED = 20140721
 DRAWS = 20000
+#: the drift this kind of machine shows over a run (issue measurements: +18% to +33%)
+DRIFT = (0.18, 0.33)
 
 
 def draws(effect: float, n: int = 10, cv: float = 0.05, count: int = DRAWS, seed: int = SEED):
@@ -44,7 +56,216 @@ def figures(n: int = 10, cv: float = 0.05, count: int = DRAWS) -> dict[str, floa
     }
 
 
+def excludes_one(low, high) -> np.ndarray:
+    return (np.asarray(low) > 1) | (np.asarray(high) < 1)
+
+
+# ---------------------------------------------------------------- A/A at n = 3
+
+
+def aa_at_n3(count: int = DRAWS, cv: float = 0.05) -> dict[str, float]:
+    """No effect, 3 runs a side: how often Welch's and the paired interval exclude 1, and how often an
+    "about equal" claim is refuted (a false decision either way)."""
+    other, base = draws(0.0, 3, cv, count, SEED + 10)
+    _, low, high = welch_log_intervals(other, base)
+    _, plow, phigh = paired_log_intervals(other, base)
+    return {
+        "welch_different": float(excludes_one(low, high).mean()),
+        "paired_different": float(excludes_one(plow, phigh).mean()),
+        "equal_refuted": float(np.mean(band_status(low, high, about_equal(0.05)) == NOT_REPRODUCED)),
+    }
+
+
+# ---------------------------------------------------------------- correlated configurations
+
+
+def correlated_draws(count: int, n: int, k: int, rho: float, cv: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Log values (count, n runs, k configurations) a side: each run's k configurations correlated by rho
+    (one process measured them all), no effect between the sides."""
+    rng = np.random.default_rng(seed)
+    sigma = np.sqrt(np.log1p(cv**2))
+    cov = sigma**2 * (rho * np.ones((k, k)) + (1 - rho) * np.eye(k))
+    levels = np.log(np.linspace(20, 40, k))
+    a = levels + rng.multivariate_normal(np.zeros(k), cov, (count, n))
+    b = levels + rng.multivariate_normal(np.zeros(k), cov, (count, n))
+    return a, b
+
+
+def pooled_as_independent(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The former rule: mean of the per-configuration effects, its standard error from theirs as if
+    independent, the fewest Welch degrees of freedom. (low, high) of the ratio."""
+    n, k = a.shape[1], a.shape[2]
+    diff = (a.mean(axis=1) - b.mean(axis=1)).mean(axis=-1)
+    va, vb = a.var(axis=1, ddof=1) / n, b.var(axis=1, ddof=1) / n
+    se = np.sqrt((va + vb).sum(axis=-1)) / k
+    df = ((va + vb) ** 2 / (va**2 / (n - 1) + vb**2 / (n - 1))).min(axis=-1)
+    half = sps.t.ppf(0.975, np.maximum(df, 1.0)) * se
+    return np.exp(diff - half), np.exp(diff + half)
+
+
+def correlated_configurations(
+    count: int = DRAWS, n: int = 3, k: int = 4, rho: float = 0.9, cv: float = 0.05
+) -> dict[str, float]:
+    """A/A with k configurations of one process per run: how often the combined interval excludes 1,
+    combined as independent (before) and with each run aggregated first (the geometric mean over its
+    configurations, then Welch's t: the claims' rule now)."""
+    a, b = correlated_draws(count, n, k, rho, cv, SEED + 20)
+    low, high = pooled_as_independent(a, b)
+    _, alow, ahigh = welch_log_intervals(np.exp(a.mean(axis=-1)), np.exp(b.mean(axis=-1)))
+    return {
+        "pooled_different": float(excludes_one(low, high).mean()),
+        "per_run_different": float(excludes_one(alow, ahigh).mean()),
+    }
+
+
+def correlated_records(a: np.ndarray, b: np.ndarray) -> pd.DataFrame:
+    """One draw of `correlated_draws` as records: run r of each side is one unit holding every kernel."""
+    rows = []
+    for env, side, offset in (("native+replica", a, 0), ("native", b, a.shape[0])):
+        for r, run in enumerate(side):
+            for c, value in enumerate(run):
+                rows.append(_record(env, math.exp(value), r, offset + r, kernel=f"k{c}"))
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- drift under both orders
+
+
+def _record(env: str, value: float, repetition: int, position: int, **config) -> dict:
+    return {
+        "experiment": "cpu",
+        "workload": "w",
+        "metric": "throughput",
+        "env": env,
+        "value": value,
+        "unit": "ops/s",
+        "run_id": "r",
+        "repetition": repetition,
+        "position": position,
+        **config,
+    }
+
+
+def drifting_run(
+    rng: np.random.Generator, order: str, n: int, points: int, effect: float, cv: float, drift: tuple[float, float]
+) -> pd.DataFrame:
+    """One run of two environments (A/A when effect is 0) × `points` configurations × n repetitions, in
+    the given order, on a machine whose values rise linearly by a drawn share of `drift` over the run."""
+    sigma = np.sqrt(np.log1p(cv**2))
+    if order == "blocked":
+        units = [(env, p, r) for env in ("native+replica", "native") for p in range(points) for r in range(n)]
+    else:
+        units = []
+        for r in range(n):
+            envs = ["native+replica", "native"]
+            rng.shuffle(envs)
+            units += [(env, p, r) for env in envs for p in range(points)]
+    total = rng.uniform(*drift)
+    last = len(units) - 1
+    rows = []
+    for position, (env, p, r) in enumerate(units):
+        level = 100 * (1 + p) * (1 + total * position / last) * (1 + effect if env == "native+replica" else 1)
+        rows.append(_record(env, level * rng.lognormal(0, sigma), r, position, clients=p))
+    return pd.DataFrame(rows)
+
+
+def drift_case(
+    order: str,
+    count: int,
+    n: int = 3,
+    points: int = 4,
+    effect: float = 0.0,
+    cv: float = 0.05,
+    drift: tuple[float, float] = DRIFT,
+    seed: int = SEED + 30,
+) -> dict[str, float]:
+    """Through the claims' code, configuration 0 of each drawn run: how often the drift makes the
+    comparison undecided (flagged), how often it is decided "different" (interval excluding 1, not
+    flagged), how often its interval excludes 1 at all (what the rule decided before it looked at the
+    order), and how often the paired analysis was used."""
+    rng = np.random.default_rng(seed)
+    flagged = different = excluded = paired = 0
+    for _ in range(count):
+        run = drifting_run(rng, order, n, points, effect, cv, drift)
+        found = core.effect_between(run[run["clients"] == 0], "native+replica", "native", context=run)
+        out = bool(found.low > 1 or found.high < 1)
+        flagged += bool(found.undecided)
+        excluded += out
+        different += out and not found.undecided
+        paired += found.paired
+    return {
+        "flagged": flagged / count,
+        "different": different / count,
+        "excluded": excluded / count,
+        "paired": paired / count,
+    }
+
+
+def block_power(
+    count: int, n: int, effect: float, cv: float, drift: tuple[float, float], points: int = 4, seed: int = SEED + 40
+) -> dict[str, float]:
+    """Interleaved runs (vectorised): how often Welch's and the paired interval exclude 1 for configuration
+    0, the truth being `effect`: the power of each analysis with and without a drift (and its A/A rate)."""
+    rng = np.random.default_rng(seed)
+    sigma = np.sqrt(np.log1p(cv**2))
+    per_rep = 2 * points
+    last = n * per_rep - 1
+    first = rng.integers(0, 2, (count, n))  # which environment runs first in each repetition
+    start = np.arange(n) * per_rep
+    pos_a = start + np.where(first == 0, 0, points)
+    pos_b = start + np.where(first == 0, points, 0)
+    total = rng.uniform(*drift, (count, 1)) if drift[1] > 0 else np.zeros((count, 1))
+    a = (1 + effect) * (1 + total * pos_a / last) * rng.lognormal(0, sigma, (count, n))
+    b = (1 + total * pos_b / last) * rng.lognormal(0, sigma, (count, n))
+    _, low, high = welch_log_intervals(a, b)
+    _, plow, phigh = paired_log_intervals(a, b)
+    return {"welch": float(excludes_one(low, high).mean()), "paired": float(excludes_one(plow, phigh).mean())}
+
+
+# ---------------------------------------------------------------- the table
+
+
+def table(count: int = 2000, slow_count: int = 400) -> pd.DataFrame:
+    """Rows: case; columns: draws, rate, target. `slow_count` draws for the cases that go through the
+    claims' code one run at a time."""
+    rows = []
+
+    def add(case: str, draws: int, rate: float, target: str) -> None:
+        rows.append({"case": case, "draws": draws, "rate": rate, "target": target})
+
+    aa = aa_at_n3(count)
+    add("A/A n=3 CV 5%: Welch interval excludes 1", count, aa["welch_different"], "≤ 5%")
+    add("A/A n=3 CV 5%: paired interval excludes 1", count, aa["paired_different"], "≈ 5%")
+    add("A/A n=3 CV 5%: 'about equal ±5%' refuted", count, aa["equal_refuted"], "≤ 5%")
+    corr = correlated_configurations(count)
+    add("4 configurations ρ=0.9, A/A n=3: pooled as independent", count, corr["pooled_different"], "5% (fails)")
+    add("4 configurations ρ=0.9, A/A n=3: per run first", count, corr["per_run_different"], "≈ 5%")
+    blocked = drift_case("blocked", slow_count)
+    add("blocked A/A, drift +18–33%: interval excludes 1 (not looking at order)", slow_count, blocked["excluded"], "—")
+    add("blocked A/A, drift +18–33%: flagged, not decided", slow_count, blocked["flagged"], "≈ 100%")
+    add("blocked A/A, drift +18–33%: decided 'different'", slow_count, blocked["different"], "≤ 5%")
+    steady = drift_case("blocked", slow_count, drift=(0.0, 0.0), seed=SEED + 32)
+    add("blocked A/A, no drift: flagged (drift not excluded)", slow_count, steady["flagged"], "— (the cost)")
+    inter = drift_case("interleaved", slow_count)
+    add("interleaved A/A, drift +18–33%: decided 'different'", slow_count, inter["different"], "≈ 5%")
+    add("interleaved A/A, drift +18–33%: paired analysis used", slow_count, inter["paired"], "—")
+    still = drift_case("interleaved", slow_count, drift=(0.0, 0.0), seed=SEED + 31)
+    add("interleaved A/A, no drift: decided 'different'", slow_count, still["different"], "≤ 5%")
+    for n in (3, 5, 10):
+        drifting = block_power(count, n, 0.10, 0.05, DRIFT)
+        steady = block_power(count, n, 0.10, 0.05, (0.0, 0.0))
+        add(f"interleaved 10% effect n={n}, drift: Welch finds it", count, drifting["welch"], "power")
+        add(f"interleaved 10% effect n={n}, drift: paired finds it", count, drifting["paired"], "≥ Welch")
+        add(f"interleaved 10% effect n={n}, no drift: Welch finds it", count, steady["welch"], "power")
+        add(f"interleaved 10% effect n={n}, no drift: paired finds it", count, steady["paired"], "< Welch: Welch kept")
+    return pd.DataFrame(rows)
+
+
 if __name__ == "__main__":
     for name, value in figures().items():
         print(f"{name}: {value:.4f}")
     print("n = 3, CV 5%, 10% effect:", f"{figures(n=3)['power_10pct_n10']:.4f}")
+    print()
+    shown = table()
+    shown["rate"] = shown["rate"].map(lambda r: f"{r:.1%}")
+    print(shown.to_string(index=False))

@@ -27,7 +27,8 @@ CORE_COLUMNS = (
 #: Run bookkeeping: columns that never make two records different configurations (the host does:
 #: records of two machines are never pooled).
 BOOKKEEPING_COLUMNS = frozenset(
-    {"value", "run_id", "repetition", "source", "position", "started", "measured_requests", "seconds", "duration_s"}
+    {"value", "run_id", "repetition", "source", "order", "position", "started", "measured_requests", "seconds"}
+    | {"duration_s"}
     # the point's measurement quality (kitlib.interference): how it went, not what was measured
     | {"steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "attempt", "discarded_attempts", "disturbed"}
 )

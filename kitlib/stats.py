@@ -173,3 +173,67 @@ def compare(df: pd.DataFrame, by: list[str], baseline_env: str = "native", test:
                 result = compare_samples(other["value"], base["value"], test)
             rows.append({**dict(zip(by, key, strict=True)), "env": env, "baseline": baseline_env, **result.__dict__})
     return pd.DataFrame(rows)
+
+
+def paired_log_interval(values, baseline) -> tuple[float, float, float, float, int]:
+    """Ratio from pairs (one value a side per block, e.g. a repetition of an interleaved run): the mean
+    of the log ratios within a pair, its 95% t interval and p with n − 1 degrees of freedom:
+    (ratio, low, high, p, df). Shared variation of a block (the machine's drift) cancels in each pair."""
+    return _paired(np.log(np.asarray(values, dtype=float)) - np.log(np.asarray(baseline, dtype=float)), np.exp)
+
+
+def paired_difference_interval(values, baseline) -> tuple[float, float, float, float, int]:
+    """The paired analysis of a difference: mean difference within pairs, its 95% t interval, p, df."""
+    return _paired(np.asarray(values, dtype=float) - np.asarray(baseline, dtype=float), float)
+
+
+def _paired(d: np.ndarray, transform) -> tuple[float, float, float, float, int]:
+    from scipy import stats
+
+    mean, df = float(d.mean()), len(d) - 1
+    se = float(d.std(ddof=1) / np.sqrt(len(d)))
+    if se == 0:
+        return transform(mean), transform(mean), transform(mean), 1.0 if mean == 0 else 0.0, df
+    half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
+    p = float(2 * stats.t.sf(abs(mean) / se, df))
+    return transform(mean), transform(mean - half), transform(mean + half), p, df
+
+
+def paired_log_intervals(values: np.ndarray, baseline: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`paired_log_interval` for many draws at once (rows of two 2-D arrays, columns the pairs)."""
+    from scipy import stats
+
+    d = np.log(values) - np.log(baseline)
+    n = d.shape[-1]
+    mean = d.mean(axis=-1)
+    half = stats.t.ppf(1 - ALPHA / 2, n - 1) * d.std(axis=-1, ddof=1) / np.sqrt(n)
+    return np.exp(mean), np.exp(mean - half), np.exp(mean + half)
+
+
+def runs_for_power(sd: float, distance: float, power: float = 0.8, paired: bool = False, cap: int = 1000) -> int:
+    """Runs a side for which an interval of half-width t(0.975, df) × se clears `distance` with
+    probability `power`: the smallest N with (t(0.975, df) + t(power, df)) × se(N) ≤ distance, where
+    se(N) = sd × √(2/N) and df = 2N − 2 for two samples of one spread `sd` a side (Welch), or se(N) =
+    sd / √N and df = N − 1 for pairs whose differences spread by `sd`. The t quantiles are taken at that
+    N (found by search), not the normal ones, which at small N would promise too few runs. Returns
+    cap + 1 when even `cap` runs would not do."""
+    from scipy import stats
+
+    if not (sd > 0 and distance > 0):
+        return 2 if sd == 0 else cap + 1
+
+    def enough(n: int) -> bool:
+        df = n - 1 if paired else 2 * n - 2
+        se = sd / np.sqrt(n) if paired else sd * np.sqrt(2 / n)
+        return (stats.t.ppf(1 - ALPHA / 2, df) + stats.t.ppf(power, df)) * se <= distance
+
+    if not enough(cap):
+        return cap + 1
+    low, high = 2, cap  # enough(high) holds; the left side grows with n, so search the first that holds
+    while low < high:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low

@@ -341,6 +341,20 @@ class RunStore:
         atomic_write(path, json.dumps(document, indent=2, default=str))
 
 
+def plan_order(folder: Path) -> str | None:
+    """The order the plan in `folder` ran in: its recorded `order`, or `blocked` for a run of the kit from
+    before it recorded one (it knew no other order then); None for imported records or no plan file."""
+    path = Path(folder) / "plan.json"
+    if not path.is_file():
+        return None
+    plan = read_json(path).get("plan")
+    if not isinstance(plan, dict) or plan.get("imported"):
+        return None
+    if plan.get("order"):
+        return str(plan["order"])
+    return "blocked" if "repetitions" in plan else None
+
+
 def load_records(*roots: Path | str, experiment: str | None = None):
     """Every records.csv under the given folders (results/, data/sample/, one experiment's or one run's
     folder: `paths.records_files`) as one frame, each record once, each naming its host as
@@ -360,6 +374,7 @@ def load_records(*roots: Path | str, experiment: str | None = None):
         frame = record_files.read_records_csv(folder / "records.csv")
         if not frame.empty:
             frame["source"] = str(folder)
+            frame["order"] = plan_order(folder)
             sessions = RunStore(folder).sessions()
             frames.append(record_files.with_current_host_ids(frame, sessions, folder))
     if not frames:

@@ -7,8 +7,11 @@ which belongs in the interval). The verdict is **reproduced** when the interval 
 **not reproduced** when it lies entirely outside, **inconclusive** otherwise (with the repetitions
 that would likely decide it), and never decided on fewer than 3 runs a side. Each interval rests on
 one host and one configuration: where records sweep a parameter, every configuration is decided by
-itself and all must hold, since no seed averages a sweep. The evidence text is written from the same
-numbers as the verdict, so the two cannot disagree.
+itself and all must hold, since no seed averages a sweep. Where configurations are combined, each run
+is aggregated over them first (n counts runs); the test follows the run's design (`effect_between`):
+pairs within a repetition where an interleaved run drifts, Welch's t otherwise, and no decision from a
+blocked run the drift test cannot clear. The evidence text is written from the same numbers as the
+verdict, so the two cannot disagree.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from kitlib import experiments
+from kitlib import drift, experiments, run_order, stats
 from kitlib.environments.labels import parse_label, replicated
 from kitlib.errors import PlanError
 from kitlib.records import BOOKKEEPING_COLUMNS
@@ -256,7 +259,9 @@ def _fmt(x: float) -> str:
 
 @dataclass(frozen=True)
 class Effect:
-    """An effect with its 95% interval, the fewest runs a side behind it and how it was combined."""
+    """An effect with its 95% interval, the fewest runs a side behind it and how it was combined;
+    `df` and `paired` say which t the interval used (for the runs that would decide it), `undecided`
+    why the interval, however narrow, may not decide (a blocked run with a drift)."""
 
     value: float
     low: float
@@ -265,6 +270,9 @@ class Effect:
     n: int
     how: str
     scale: str  # "ratio" (estimated on logarithms), "difference" or "level"
+    df: float = math.nan
+    paired: bool = False
+    undecided: str = ""
 
 
 def configuration_columns(rows: pd.DataFrame) -> list[str]:
@@ -281,11 +289,56 @@ def _keyed(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
     return text.agg(" | ".join, axis=1)
 
 
-def effect_between(rows: pd.DataFrame, env: str, baseline: str, scale: str = "ratio") -> Effect | str:
+#: what makes one run of an environment: its run and repetition (every configuration of a repetition ran
+#: in it; a unit's configurations, STREAM's four kernels, even in one process)
+RUN_COLUMNS = ("run_id", "repetition")
+
+
+def _runs(side: pd.DataFrame) -> pd.Series:
+    """Each record's run: its run and repetition, or the record itself where it names none."""
+    columns = [c for c in RUN_COLUMNS if c in side.columns]
+    if not columns:
+        return pd.Series(side.index.astype(str), index=side.index)
+    named = side[columns].notna().all(axis=1)
+    text = side[columns].astype(str).agg(" | ".join, axis=1)
+    return text.where(named, "record " + side.index.astype(str))
+
+
+def per_run(side: pd.DataFrame, keys: pd.Series, common: list[str], scale: str) -> tuple[pd.Series, int]:
+    """One value per run: the mean over the configurations of that run of the (log) values, so that
+    configurations measured together count as one observation, not several. Runs lacking one of the
+    configurations are left out; their count is returned beside the values."""
+    chosen = keys.isin(common)
+    side, keys = side[chosen], keys[chosen]
+    values = side["value"].to_numpy(float)
+    table = pd.DataFrame(
+        {"run": _runs(side), "config": keys, "v": np.log(values) if scale == "ratio" else values}, index=side.index
+    )
+    wide = table.groupby(["run", "config"])["v"].mean().unstack("config")
+    complete = wide.dropna()
+    return complete.mean(axis=1), len(wide) - len(complete)
+
+
+def shares_runs(rows: pd.DataFrame, columns: list[str]) -> bool:
+    """Whether records of several configurations come from one unit (one process): same run, environment,
+    repetition and position, as STREAM's kernels of one hpcc run or fio's read and write of one job."""
+    unit = [c for c in ("run_id", "env", "repetition", "position") if c in rows.columns]
+    if "position" not in unit or rows["position"].isna().any() or not columns:
+        return False
+    return bool(_keyed(rows, columns).groupby([rows[c] for c in unit]).nunique().max() > 1)
+
+
+def effect_between(
+    rows: pd.DataFrame, env: str, baseline: str, scale: str = "ratio", context: pd.DataFrame | None = None
+) -> Effect | str:
     """`env` against `baseline`, compared only between records whose configuration columns are all equal.
-    One configuration: Welch's t (on logarithms for a ratio). Several: the mean of the per-configuration
-    effects (the geometric mean of ratios), its standard error from theirs, the fewest degrees of freedom.
-    Returns the reason instead when there is nothing to compare."""
+    Each run is aggregated first (the mean over its configurations, of logarithms for a ratio: the
+    geometric mean), so n counts runs, never configurations. Interleaved repetitions with a drift over
+    the run: the repetition is a block (a paired t on the log ratios within a repetition); otherwise
+    Welch's t. A blocked run (or one whose positions were not recorded) is not decided unless the drift
+    test clears it (no trend found, and none over 5% of the run within its 95% interval).
+    `context` holds the records the drift test looks at (default `rows`). Returns the reason instead
+    when there is nothing to compare."""
     a, b = rows[rows["env"] == env], rows[rows["env"] == baseline]
     if a.empty or b.empty:
         return f"no records of {env if a.empty else baseline}"
@@ -296,28 +349,42 @@ def effect_between(rows: pd.DataFrame, env: str, baseline: str, scale: str = "ra
         return f"{env} and {baseline} share no configuration (columns {', '.join(columns)})"
     if scale == "ratio" and ((a["value"] <= 0).any() or (b["value"] <= 0).any()):
         return "values not all positive: no ratio"
-    parts = []
-    for key in common:
-        va, vb = a.loc[ka == key, "value"].to_numpy(float), b.loc[kb == key, "value"].to_numpy(float)
-        if scale == "ratio":
-            va, vb = np.log(va), np.log(vb)
-        parts.append((va, vb))
-    n = min(min(len(va), len(vb)) for va, vb in parts)
-    diffs = np.array([va.mean() - vb.mean() for va, vb in parts])
-    point = float(diffs.mean())
+    va, dropped_a = per_run(a, ka, common, scale)
+    vb, dropped_b = per_run(b, kb, common, scale)
+    if va.empty or vb.empty:
+        return f"no run of {env if va.empty else baseline} holds every configuration ({len(common)})"
+    pairs = sorted(set(va.index) & set(vb.index))
+    both = pd.concat([a, b])
+    order = run_order.order_of(both)
+    trend = drift.flagged(both if context is None else context[context["env"].isin([env, baseline])])
+    paired = order == run_order.INTERLEAVED and bool(trend) and len(pairs) >= MIN_RUNS
     back = math.exp if scale == "ratio" else float
-    how = _how(len(parts), scale)
+    how = _how(len(common), scale, paired, order, trend)
+    if dropped_a or dropped_b:
+        how += f"; {dropped_a + dropped_b} run(s) lacking a configuration left out"
+    undecided = ""
+    if order in run_order.CONFOUNDED:
+        looked = both if context is None else context[context["env"].isin([env, baseline])]
+        unclear = drift.unbounded(looked)
+        if unclear:
+            undecided = (
+                f"the runs were {order} and the drift test does not clear them ({'; '.join(unclear)}): a drift "
+                "of the machine would read as a difference between the environments; rerun interleaved "
+                "(the default order) to decide"
+            )
+    if paired:
+        d = (va[pairs] - vb[pairs]).to_numpy()
+        point, n = float(d.mean()), len(d)
+    else:
+        point, n = float(va.mean() - vb.mean()), min(len(va), len(vb))
     if n < MIN_RUNS:
-        return Effect(back(point), math.nan, math.nan, math.nan, n, how, scale)
-    variances = np.array([va.var(ddof=1) / len(va) + vb.var(ddof=1) / len(vb) for va, vb in parts])
-    se = float(np.sqrt(variances.sum()) / len(parts))
-    if se == 0:
-        return Effect(back(point), back(point), back(point), 1.0 if point == 0 else 0.0, n, how, scale)
-    dfs = [_welch_df(va, vb) for va, vb in parts]
-    df = max(1.0, min(d for d in dfs if not math.isnan(d)) if any(not math.isnan(d) for d in dfs) else 1.0)
-    half = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
-    p = float(2 * sps.t.sf(abs(point) / se, df))
-    return Effect(back(point), back(point - half), back(point + half), p, n, how, scale)
+        return Effect(back(point), math.nan, math.nan, math.nan, n, how, scale, undecided=undecided)
+    interval = stats.paired_difference_interval if paired else stats.difference_interval
+    x, y = (va[pairs], vb[pairs]) if paired else (va, vb)
+    _, low, high, p, df = interval(x.to_numpy(), y.to_numpy())
+    if low == high:
+        df = n - 1 if paired else len(va) + len(vb) - 2
+    return Effect(back(point), back(low), back(high), p, n, how, scale, float(df), paired, undecided)
 
 
 def per_configuration(
@@ -341,7 +408,7 @@ def per_configuration(
         part = pd.concat([a[ka == key], b[kb == key]])
         values = dict(zip(columns, key.split(" | "), strict=False)) if columns else {}
         name = ", ".join(f"{c} {values[c]}" for c in varying) if varying else ""
-        found.append((name, effect_between(part, env, baseline, scale)))
+        found.append((name, effect_between(part, env, baseline, scale, context=rows)))
     return found
 
 
@@ -367,19 +434,22 @@ def level_of(values: pd.Series) -> Effect | str:
     return Effect(float(v.mean()), v.mean() - half, v.mean() + half, math.nan, len(v), "mean of the runs", "level")
 
 
-def _welch_df(va: np.ndarray, vb: np.ndarray) -> float:
-    sa, sb = va.var(ddof=1) / len(va), vb.var(ddof=1) / len(vb)
-    if sa + sb == 0:
-        return math.nan
-    return (sa + sb) ** 2 / (sa**2 / (len(va) - 1) + sb**2 / (len(vb) - 1))
-
-
-def _how(k: int, scale: str) -> str:
-    model = "Welch t on log values" if scale == "ratio" else "Welch t"
+def _how(k: int, scale: str, paired: bool = False, order: str = "", trend: list[str] | None = None) -> str:
+    log = " on log values" if scale == "ratio" else ""
+    if paired:
+        model = f"paired t{log} within each repetition of the interleaved run (the drift test finds a trend)"
+    else:
+        why = {
+            run_order.INTERLEAVED: " (interleaved, no trend: Welch is the more powerful)",
+            run_order.BLOCKED: " (blocked run)",
+            run_order.UNRECORDED: " (blocked run without positions)",
+            run_order.OTHER: " (repetitions not in blocks)",
+        }.get(order, "")
+        model = f"Welch t{log}{why}"
     if k == 1:
         return f"one configuration, {model}"
-    combined = "geometric mean of" if scale == "ratio" else "mean of"
-    return f"{combined} {k} per-configuration effects, {model}"
+    combined = "geometric mean" if scale == "ratio" else "mean"
+    return f"{combined} of the {k} configurations of each run, then {model}"
 
 
 # ---------------------------------------------------------------- the rule
@@ -399,6 +469,8 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
     if not (math.isfinite(effect.low) or effect.low == -math.inf) or math.isnan(effect.high):
         return Verdict(INCONCLUSIVE, f"{head}: no interval could be computed ({effect.how}); claim: {band}", **common)
     ci = f"95% CI {effect.low:.3g}..{effect.high:.3g} ({effect.how})"
+    if effect.undecided:
+        return Verdict(INCONCLUSIVE, f"{head}, {ci}: not decided: {effect.undecided}; claim: {band}", **common)
     status = band_status(np.array([effect.low]), np.array([effect.high]), band)[0]
     if status == REPRODUCED:
         return Verdict(REPRODUCED, f"{head}, {ci} lies inside the band {band}", **common)
@@ -429,7 +501,10 @@ def band_status(low: np.ndarray, high: np.ndarray, band: Band) -> np.ndarray:
 
 
 def repetitions_to_decide(effect: Effect, band: Band) -> str:
-    """Runs a side that would likely narrow the interval enough, from the observed spread (√n scaling)."""
+    """Runs a side (pairs, for a paired analysis) for 80% power to decide: the spread of one run is read
+    back from the interval (its half-width over the t quantile at the interval's degrees of freedom), and
+    the interval at N runs, t(0.975) at N's degrees of freedom wide, must clear the distance from the
+    estimate to the nearest edge with probability 0.8 (`stats.runs_for_power`, t quantiles at that N)."""
     to = math.log if effect.scale == "ratio" else float
     try:
         centre, half = to(effect.value), (to(effect.high) - to(effect.low)) / 2
@@ -442,10 +517,17 @@ def repetitions_to_decide(effect: Effect, band: Band) -> str:
     distance = min(abs(centre - e) for e in edges)
     if distance == 0:
         return "the estimate sits on the band's edge: no number of runs is likely to decide it"
-    n = math.ceil(effect.n * (half / distance) ** 2) + 1
-    return (
-        f"about {n} runs a side would likely decide it" if n <= 1000 else "more than 1000 runs a side would be needed"
+    df = (
+        effect.df if effect.df > 0 else (effect.n - 1 if effect.paired or effect.scale == "level" else 2 * effect.n - 2)
     )
+    se = half / float(sps.t.ppf(1 - ALPHA / 2, max(df, 1.0)))
+    two_samples = not effect.paired and effect.scale != "level"
+    sd = se * math.sqrt(effect.n / 2) if two_samples else se * math.sqrt(effect.n)
+    n = stats.runs_for_power(sd, distance, power=0.8, paired=not two_samples)
+    what = "pairs" if effect.paired else "runs a side"
+    if n > 1000:
+        return f"more than 1000 {what} would be needed (80% power)"
+    return f"about {n} {what} would likely decide it (80% power)"
 
 
 def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Verdict:
@@ -526,7 +608,13 @@ def compare(
         for env in subjects:
             for other in baselines:
                 verdicts += decide_each(rows, env, other, band, scale)
-        return combine(verdicts, f"{len(verdicts)} comparisons (every configuration)")
+        what = f"{len(verdicts)} comparisons (every configuration)"
+        if len(verdicts) > 1 and shares_runs(rows, [c for c in configuration_columns(rows) if c != "env"]):
+            what += (
+                "; configurations measured by one process in each run are correlated, not independent "
+                "evidence (the verdict requires all of them)"
+            )
+        return combine(verdicts, what)
 
     return predicate
 
