@@ -98,17 +98,19 @@ def by_experiment(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> dict[str, list[Path]]:
-    """Every figure the records allow, saved as PNG and PDF; {name: paths}."""
+    """Every figure the records allow, one file per figure and host, saved as PNG and PDF; {name: paths}."""
     import matplotlib.pyplot as plt
 
     written: dict[str, list[Path]] = {}
     for experiment in sorted(df["experiment"].unique()) if not df.empty else []:
         written.update(figures.render(df, experiment, figures_dir, close=True))
 
-    if figures.placement.has_placement_runs(df):
-        figure = figures.placement.placement_figure(df)
-        written["placement-seed003-iops-rtt"] = figures.save(figure, "placement-seed003-iops-rtt", figures_dir)
-        plt.close(figure)
+    for host, own in figures.hosts.by_host(df) if not df.empty else []:
+        if figures.placement.has_placement_runs(own):
+            figure = figures.placement.placement_figure(own)
+            name = figures.file_name(figures.placement.FIGURE, host)
+            written[name] = figures.save(figure, name, figures_dir)
+            plt.close(figure)
     return written
 
 
