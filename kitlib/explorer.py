@@ -11,6 +11,8 @@ static plot and table of the first choice.
 
 from __future__ import annotations
 
+import textwrap
+
 import pandas as pd
 
 from kitlib import experiments
@@ -75,6 +77,10 @@ def configuration(part: pd.DataFrame, experiment: str, workload: str | None, x: 
     return found
 
 
+#: markers that tell one environment's series apart (its colour is the environment's)
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
 def _label(env: str, config: list[str], values: tuple) -> str:
     suffix = ", ".join(f"{c}={v}" for c, v in zip(config, values, strict=True))
     return f"{env_label(env)} {suffix}".strip()
@@ -98,14 +104,16 @@ def _panel(ax, table: pd.DataFrame, config: list[str], x: str | None) -> None:
             color=[env_style(e)["color"] for e in table["env"]],
             hatch=["//" if "qemu-tcg" in e else None for e in table["env"]],
         )
-        for position, mean, count in zip(positions, table["mean"], table["count"], strict=True):
+        tops = table["mean"] + table["std"].fillna(0)
+        for position, top, count in zip(positions, tops, table["count"], strict=True):
             ax.annotate(
-                f"n={count}", (position, mean), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=7
+                f"n={count}", (position, top), xytext=(0, 2), textcoords="offset points", ha="center", fontsize=7
             )
         ax.set_xticks(list(positions), labels, rotation=20, ha="right", fontsize=7)
         return
     for env in env_order(table):
-        for values, rows in table[table["env"] == env].groupby(config or ["env"], dropna=False, sort=True):
+        groups = table[table["env"] == env].groupby(config or ["env"], dropna=False, sort=True)
+        for k, (values, rows) in enumerate(groups):
             values = values if isinstance(values, tuple) else (values,)
             ax.errorbar(
                 rows[x],
@@ -113,7 +121,7 @@ def _panel(ax, table: pd.DataFrame, config: list[str], x: str | None) -> None:
                 yerr=rows["std"],
                 capsize=3,
                 label=f"{_label(env, config, values[: len(config)])} ({_n(rows['count'])})",
-                **env_style(env),
+                **{**env_style(env), "marker": MARKERS[k % len(MARKERS)]},  # one colour per environment
             )
     ax.set_xlabel(x)
     ax.grid(True, alpha=0.3)
@@ -148,7 +156,7 @@ def show(df: pd.DataFrame, experiment: str, envs: list[str], metric: str, worklo
         if len(means) and means.max() / means.min() > 50:  # an emulator's scale would flatten the rest
             ax.set_yscale("log")
             readable_log_ticks(ax.yaxis)
-        ax.set_title(hosts.describe(own, host), fontsize=8)
+        ax.set_title(textwrap.fill(hosts.describe(own, host), 110), fontsize=8)
         ax.set_ylabel(f"{metric} ({unit})")
     fig.suptitle(f"{experiment} / {workload}: {metric}, mean per group\n{hosts.SD}", fontsize=9)
     return fig, table

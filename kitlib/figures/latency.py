@@ -42,7 +42,8 @@ def latency_cdf(df: pd.DataFrame, workload: str = "shares"):
             color="grey",
         )
     native = "native (a VM guest)" if hosts.is_vm_guest(df, hosts.host_of(df)) else "bare metal"
-    ax.set_title(f"Latency CDF, {native} vs Docker CPU shares ({STUDY}, Fig. 1)", fontsize=9)
+    ax.set_title(f"Latency CDF, {native} vs Docker CPU shares", fontsize=10)
+    fig.suptitle(f"{STUDY}, Fig. 1")
     ax.grid(True, alpha=0.3, which="both")
     legend(ax, fontsize=8, loc="center right")
     return fig
@@ -76,7 +77,8 @@ def slow_requests_vs_quota(table: pd.DataFrame, unthrottled_utilization: float |
             linestyle=":",
             label=f"server CPU use × period ({unthrottled_utilization:.0f}%)",
         )
-    ax.set_title(f"Requests over 1 ms vs CPU quota ({STUDY}, Fig. 2)", fontsize=9)
+    ax.set_title("Requests over 1 ms vs CPU quota", fontsize=10)
+    fig.suptitle(f"{STUDY}, Fig. 2")
     lines = ax.get_legend_handles_labels()
     more = right.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8)
