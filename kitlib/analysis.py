@@ -200,14 +200,15 @@ def without_records(df: pd.DataFrame) -> list[str]:
 
 
 def sweep_table(df: pd.DataFrame, experiment: str, metrics: Sequence[str], workload: str | None = None) -> pd.DataFrame:
-    """Mean and standard deviation of each metric per environment along the workload's swept column (as
+    """Mean and standard deviation of each metric per host and environment along the workload's swept column (as
     its experiment declares it), on the rows that stand for a point; `<metric>` and `<metric>_sd`."""
     schema = experiments.schema(experiment)
     rows = schema.headline_rows(df[df["experiment"] == experiment])
     if rows.empty:
         return pd.DataFrame()
     workload = workload or str(rows["workload"].iloc[0])
-    keys = ["env", *[c for c in [schema.workload(workload).sweep] if c]]
+    host = ["host"] if "host" in rows.columns else []  # two machines' runs never share a row
+    keys = [*host, "env", *[c for c in [schema.workload(workload).sweep] if c]]
     rows = rows[(rows["workload"] == workload) & rows["metric"].isin(metrics)]
     table = rows.pivot_table(index=keys, columns="metric", values="value", aggfunc=["mean", "std"])
     columns = {("mean", m): m for m in metrics} | {("std", m): f"{m}_sd" for m in metrics}

@@ -196,3 +196,25 @@ def test_table_one_keeps_each_host_apart(two_hosts, tmp_path):
     written = tables.write(table, "table1", tmp_path)
     markdown = written[1].read_text()
     assert markdown.count("### host ") == 2 and "a VM guest" in markdown
+
+
+def test_littles_law_is_one_readable_figure_per_host(two_hosts):
+    from kitlib.figures import littles_law
+
+    records, other = two_hosts
+    table = analysis.littles_law_table(records)
+    drawn = littles_law.figures(table, records, 0.15)
+    assert set(drawn) == set(table["host"].astype(str)) and other in drawn
+    for host, fig in drawn.items():
+        (legend,) = fig.legends
+        labels = [t.get_text() for t in legend.get_texts()]
+        colours = [tuple(h.get_facecolor()[0]) for h in legend.legend_handles]
+        assert len(set(colours)) == len(colours) == len(labels) <= 11  # one colour per series, never repeated
+        assert _host_ids(fig._suptitle.get_text(), set(drawn)) == {host}
+        plt.close(fig)
+
+
+def test_tables_of_a_sweep_keep_hosts_apart(two_hosts):
+    records, _ = two_hosts
+    redis = analysis.sweep_table(records, "redis", ["throughput"])
+    assert redis.groupby(["host", "env", "clients"]).size().max() == 1 and redis["host"].nunique() == 2
