@@ -99,17 +99,19 @@ def by_experiment(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> dict[str, list[Path]]:
-    """Every figure the records allow, saved as PNG and PDF; {name: paths}."""
+    """Every figure the records allow, one file per figure and host, saved as PNG and PDF; {name: paths}."""
     import matplotlib.pyplot as plt
 
     written: dict[str, list[Path]] = {}
     for experiment in sorted(df["experiment"].unique()) if not df.empty else []:
         written.update(figures.render(df, experiment, figures_dir, close=True))
 
-    if figures.placement.has_placement_runs(df):
-        figure = figures.placement.placement_figure(df)
-        written["placement-seed003-iops-rtt"] = figures.save(figure, "placement-seed003-iops-rtt", figures_dir)
-        plt.close(figure)
+    for host, own in figures.hosts.by_host(df) if not df.empty else []:
+        if figures.placement.has_placement_runs(own):
+            figure = figures.placement.placement_figure(own)
+            name = figures.file_name(figures.placement.FIGURE, host)
+            written[name] = figures.save(figure, name, figures_dir)
+            plt.close(figure)
     return written
 
 
@@ -199,14 +201,15 @@ def without_records(df: pd.DataFrame) -> list[str]:
 
 
 def sweep_table(df: pd.DataFrame, experiment: str, metrics: Sequence[str], workload: str | None = None) -> pd.DataFrame:
-    """Mean and standard deviation of each metric per environment along the workload's swept column (as
+    """Mean and standard deviation of each metric per host and environment along the workload's swept column (as
     its experiment declares it), on the rows that stand for a point; `<metric>` and `<metric>_sd`."""
     schema = experiments.schema(experiment)
     rows = schema.headline_rows(df[df["experiment"] == experiment])
     if rows.empty:
         return pd.DataFrame()
     workload = workload or str(rows["workload"].iloc[0])
-    keys = ["env", *[c for c in [schema.workload(workload).sweep] if c]]
+    host = ["host"] if "host" in rows.columns else []  # two machines' runs never share a row
+    keys = [*host, "env", *[c for c in [schema.workload(workload).sweep] if c]]
     rows = rows[(rows["workload"] == workload) & rows["metric"].isin(metrics)]
     table = rows.pivot_table(index=keys, columns="metric", values="value", aggfunc=["mean", "std"])
     columns = {("mean", m): m for m in metrics} | {("std", m): f"{m}_sd" for m in metrics}

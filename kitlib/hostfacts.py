@@ -20,13 +20,31 @@ UNKNOWN_HOST = "unknown"
 
 
 @lru_cache(maxsize=256)
-def _session(folder: str) -> dict[str, Any]:
+def _sessions(folder: str) -> tuple[dict[str, Any], ...]:
     path = Path(folder) / "provenance.json"
     try:
         sessions = json.loads(path.read_text()).get("sessions") or []
     except (OSError, ValueError):
-        return {}
+        return ()
+    return tuple(s for s in sessions if isinstance(s, dict))
+
+
+def _session(folder: str) -> dict[str, Any]:
+    sessions = _sessions(folder)
     return sessions[-1] if sessions else {}
+
+
+def facts_of(df: pd.DataFrame, host: str) -> dict[str, Any]:
+    """The provenance facts of the machine whose id is `host` (the local host or a remote system under
+    test of any session of the records' run folders); {} when no folder describes it."""
+    if "source" not in df.columns:
+        return {}
+    for source in df["source"].dropna().astype(str).unique():
+        for session in _sessions(source):
+            for facts in [session.get("host"), *(session.get("sut_hosts") or {}).values()]:
+                if facts and (hostid.host_id(facts) == host or host in hostid.recorded_ids(facts)):
+                    return facts
+    return {}
 
 
 def host_facts(folder: str) -> dict[str, Any]:

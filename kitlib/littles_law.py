@@ -33,7 +33,8 @@ def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
         point = [c for c in declared_columns if c and c in part.columns and part[c].notna().any()]
         if loop.outstanding and loop.outstanding not in point:
             continue  # records that do not say how many requests were in flight cannot be checked
-        keys = ["experiment", "workload", "env", "run_id", "repetition", *dict.fromkeys(point)]
+        host = ["host"] if "host" in part.columns else []  # two machines' runs never meet in one point
+        keys = ["experiment", "workload", "env", *host, "run_id", "repetition", *dict.fromkeys(point)]
         x = part[part["metric"] == loop.throughput].set_index(keys)["value"].rename("X")
         r = part[part["metric"] == loop.latency].set_index(keys)
         r_seconds = (r["value"] * r["unit"].map(_SECONDS)).rename("R_seconds")

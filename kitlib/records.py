@@ -32,6 +32,13 @@ BOOKKEEPING_COLUMNS = frozenset(
     # the point's measurement quality (kitlib.interference): how it went, not what was measured
     | {"steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "attempt", "discarded_attempts", "disturbed"}
 )
+#: Facts of the kit's own measuring programs (which program and source, the sizes it derived from the
+#: plan and the host): they describe a run and split no series unless an experiment's schema declares one
+#: (MySQL sweeps `threads`, which is only a fact of the memory and CPU programs).
+PROGRAM_FACT_COLUMNS = frozenset(
+    {"tool", "program_source", "threads", "elements", "array_bytes", "array_over_llc", "ntimes", "table_bytes"}
+    | {"updates_per_word", "linpack_n", "trials"}
+)
 #: The columns a parser fills (the rest come from the run that called it).
 MEASUREMENT_COLUMNS = ("metric", "value", "unit")
 

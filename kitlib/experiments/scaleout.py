@@ -311,8 +311,8 @@ EXPERIMENT = Experiment(
     schema=Schema(
         workloads={"scaleout": WorkloadSchema(series=("placement", "config"), headline={"op": "mix"})},
         figures=(
-            FigureSpec("scaleout-fig3-throughput", "scaleout.throughput"),
-            FigureSpec("scaleout-fig4-speedup", "scaleout.speedup"),
+            FigureSpec("scaleout-vroom-fig3-throughput", "scaleout.throughput"),
+            FigureSpec("scaleout-vroom-fig4-speedup", "scaleout.speedup"),
         ),
         claims=(
             "scaleout_speedup_below_n",

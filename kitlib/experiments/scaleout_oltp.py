@@ -181,7 +181,7 @@ EXPERIMENT = Experiment(
     make_workloads=lambda params: [ScaleoutOltpWorkload(params)],
     schema=Schema(
         workloads={"scaleout_oltp_read_write": WorkloadSchema(sweep="threads", series=("placement",))},
-        figures=(FigureSpec("scaleout-oltp-fig2-normalised", "scaleout_oltp.scaleout_oltp_figure"),),
+        figures=(FigureSpec("scaleout-oltp-vroom-fig2-normalised", "scaleout_oltp.scaleout_oltp_figure"),),
         claims=("scaleout_oltp_docker_adds_little",),
     ),
 )

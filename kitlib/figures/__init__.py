@@ -1,7 +1,8 @@
-"""Figures, one module per experiment (records DataFrame in, matplotlib Figure out), on one style
-(`style`: colours per environment, error bars = standard deviation, emulation dashed); `save`
+"""Figures, one module per experiment (one host's records in, matplotlib Figure out), on one style
+(`style`: colours per environment, error bars named on every figure, emulation dashed); `save`
 writes PNG and PDF. Which figures an experiment makes, and from which workloads' records, is
-declared by its schema (`kitlib.schema.FigureSpec`): `draw` and `render` read it from there."""
+declared by its schema (`kitlib.schema.FigureSpec`): `draw` and `render` read it from there and draw
+each host's records apart (`hosts`), one file per figure and host: `<figure>-<host>`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 
 from kitlib import experiments
 from kitlib.figures import (
+    hosts,
     latency,
     memory,
     mysql,
@@ -27,6 +29,8 @@ from kitlib.figures.style import save
 
 __all__ = [
     "draw",
+    "file_name",
+    "hosts",
     "latency",
     "memory",
     "mysql",
@@ -42,16 +46,23 @@ __all__ = [
 ]
 
 
+def file_name(figure: str, host: str) -> str:
+    """A figure's file name for one host's records: `redis-fig8-9-throughput-latency-4a995c87670d`."""
+    return f"{figure}-{host}"
+
+
 def draw(records: pd.DataFrame, experiment: str, workload: str | None = None) -> dict[str, object]:
-    """{figure name: Figure} of every figure the experiment declares that these records allow
-    (only those drawn from `workload`'s records when given)."""
+    """{file name: Figure} of every figure the experiment declares that these records allow (only those
+    drawn from `workload`'s records when given), one per host: two machines are never in one picture."""
     part = records[records["experiment"] == experiment] if "experiment" in records.columns else records
-    part = part.dropna(axis=1, how="all")  # columns of other experiments say nothing here
     drawn: dict[str, object] = {}
-    for spec in experiments.schema(experiment).figures:
-        if (workload is None or workload in spec.workloads) and spec.drawable(part):
-            module, function = spec.draw.rsplit(".", 1)
-            drawn[spec.name] = getattr(importlib.import_module(f"kitlib.figures.{module}"), function)(part)
+    for host, own in hosts.by_host(part):
+        own = own.dropna(axis=1, how="all")  # columns of other experiments or hosts say nothing here
+        for spec in experiments.schema(experiment).figures:
+            if (workload is None or workload in spec.workloads) and spec.drawable(own):
+                module, function = spec.draw.rsplit(".", 1)
+                figure = getattr(importlib.import_module(f"kitlib.figures.{module}"), function)
+                drawn[file_name(spec.name, host)] = figure(own)
     return drawn
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from kitlib.figures import hosts
 from kitlib.figures.style import grouped_bars
 
 
+@hosts.one_host(hosts.SD)
 def stream_kernels(df):
     """STREAM: the four kernels per environment (GB/s, error bars = standard deviation)."""
     import matplotlib.pyplot as plt

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pandas as pd
 
 from kitlib import experiments
-from kitlib.figures.style import env_order, env_style, mean_std, sweep_axes
+from kitlib.figures import hosts
+from kitlib.figures.style import env_label, env_order, env_style, mean_std, sweep_axes
 
 #: the swept column (client threads), as the experiment declares it
 X = experiments.schema("mysql").workload("oltp_read_write").sweep
@@ -30,10 +31,10 @@ def _against(ax, table: pd.DataFrame, x: str) -> None:
         ax.errorbar(
             rows[x],
             rows["tps"],
-            xerr=rows[f"{x}_sd"].fillna(0),
-            yerr=rows["tps_sd"].fillna(0),
+            xerr=rows[f"{x}_sd"],
+            yerr=rows["tps_sd"],
             capsize=2,
-            label=env,
+            label=env_label(env),
             **env_style(env),
         )
         for _, row in rows.iterrows():
@@ -47,6 +48,7 @@ def _against(ax, table: pd.DataFrame, x: str) -> None:
             )
 
 
+@hosts.one_host(hosts.SD)
 def mysql_figures(df: pd.DataFrame):
     import matplotlib.pyplot as plt
 

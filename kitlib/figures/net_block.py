@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from kitlib.figures import hosts
 from kitlib.figures.placement import one_fio_configuration
 from kitlib.figures.style import env_order, grouped_bars, legend, readable_log_ticks, step_cdf
 
 
+@hosts.one_host(hosts.SD)
 def network(df: pd.DataFrame):
     """TCP throughput and host CPU per direction (Fig. 2 and the draft's Fig. 7), RR round trip (Fig. 3)."""
     import matplotlib.pyplot as plt
@@ -26,6 +28,7 @@ def network(df: pd.DataFrame):
     return fig
 
 
+@hosts.one_host(hosts.SD + "; the CDF: mean over runs of each percentile")
 def block(df: pd.DataFrame):
     """Sequential MB/s (Fig. 5), random IOPS (Fig. 6), random-read latency CDF (Fig. 7)."""
     import matplotlib.pyplot as plt

@@ -1,11 +1,17 @@
-"""Seed 003's comparison across placements: LXC, Docker and Docker inside a VM (its Table 2 and
-Figs. 3 and 5), from the block, net and memory records of those environments."""
+"""The comparison across placements of "A Performance Study of Containers in Cloud Environment":
+LXC, Docker and Docker inside a VM (its Table 2 and Figs. 3 and 5), from the block, net and memory
+records of those environments, one host at a time."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.figures.style import grouped_bars
+from kitlib.figures import hosts
+from kitlib.figures.style import STUDIES, grouped_bars
+
+STUDY = STUDIES["cloud-containers"]
+#: the figure's file name, with the study's short name
+FIGURE = "placement-cloud-containers-fig3-5-iops-rtt"
 
 #: environments of the placement study; Docker on the host is the study's "Docker" (AUFS + NAT)
 PLACEMENT_ENVS = ("lxc", "docker-nat-overlay", "docker-host-volume", "docker-in-kvm", "docker-in-qemu-tcg")
@@ -21,15 +27,18 @@ def _placement(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def stream_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Seed 003's Table 2: STREAM Copy/Scale/Add/Triad (GB/s, mean) per placement."""
+    """The study's Table 2: STREAM Copy/Scale/Add/Triad (GB/s, mean) per placement, rows per host and kernel
+    (two machines' runs are never averaged into one cell)."""
     rows = _placement(df)
     rows = rows[(rows["experiment"] == "memory") & (rows["metric"] == "bandwidth")]
     if "variant" in rows.columns:
         rows = rows[rows["variant"] == "System"]
     if rows.empty:
         return pd.DataFrame()
-    table = rows.pivot_table(index="kernel", columns="env", values="value", aggfunc="mean")
-    return table.reindex([k for k in ("Copy", "Scale", "Add", "Triad") if k in table.index]).round(3)
+    rows = hosts.with_hosts(rows)
+    table = rows.pivot_table(index=["host", "kernel"], columns="env", values="value", aggfunc="mean")
+    order = {k: i for i, k in enumerate(("Copy", "Scale", "Add", "Triad"))}
+    return table.sort_index(key=lambda level: level.map(order) if level.name == "kernel" else level).round(3)
 
 
 #: columns that make two fio runs different configurations (never pooled into one bar)
@@ -51,6 +60,7 @@ def one_fio_configuration(rows: pd.DataFrame, prefer: str) -> pd.DataFrame:
     return rows[mask]
 
 
+@hosts.one_host(hosts.SD)
 def placement_figure(df: pd.DataFrame):
     """Random-I/O IOPS (Fig. 3) and TCP round trip (Fig. 5) per placement, error bars = sd."""
     import matplotlib.pyplot as plt
@@ -60,9 +70,10 @@ def placement_figure(df: pd.DataFrame):
     iops = one_fio_configuration(rows[(rows["experiment"] == "block") & (rows["metric"] == "iops")], "lxc")
     if not iops.empty:
         grouped_bars(left, iops, "workload", ["rand_read", "rand_write"], "IOPS")
-    left.set_title("fio random I/O, 4 kB (seed 003 Fig. 3)")
+    left.set_title("fio random I/O, 4 kB (Fig. 3)")
     rtt = rows[(rows["experiment"] == "net") & (rows["metric"] == "rtt_mean")]
     if not rtt.empty:
         grouped_bars(right, rtt, "protocol", ["tcp", "udp"], "round-trip time (µs)")
-    right.set_title("Request-response, one in flight (seed 003 Fig. 5)")
+    right.set_title("Request-response, one in flight (Fig. 5)")
+    fig.suptitle(f"Containers by placement ({STUDY})")
     return fig

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from kitlib import experiments
+from kitlib.figures import hosts
 from kitlib.figures.style import readable_log_ticks, sweep_axes
 
 SCHEMA = experiments.schema("redis")
 
 
+@hosts.one_host(hosts.SD)
 def throughput_latency(df):
     """The paper's Figures 8 and 9 side by side: throughput and mean latency vs connections."""
     import matplotlib.pyplot as plt

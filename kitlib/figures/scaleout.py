@@ -1,4 +1,5 @@
-"""The scale-out figures of seed 002, post 4: throughput of the baseline and the scale-out per
+"""The scale-out figures of the VMware VROOM! blog, post 4 ("Scaling Out Redis Performance with Docker on
+vSphere 6.0"): throughput of the baseline and the scale-out per
 environment (Fig. 3) and the speedup over the baseline with the ideal N drawn (Fig. 4).
 
 As the post, bars are means over trials with the range (min–max) as error bars; one group of bars
@@ -9,7 +10,8 @@ from __future__ import annotations
 import pandas as pd
 
 from kitlib import experiments
-from kitlib.figures.style import ENV_COLOURS, env_order
+from kitlib.figures import hosts
+from kitlib.figures.style import ENV_COLOURS, STUDIES, env_order
 
 SCHEMA = experiments.schema("scaleout")
 
@@ -32,6 +34,7 @@ def _of(rows: pd.DataFrame, env: str, placement: str) -> pd.DataFrame:
     return rows[rows["placement"] == placement] if "placement" in rows.columns else rows
 
 
+@hosts.one_host(hosts.RANGE)
 def throughput(df: pd.DataFrame):
     """Fig. 3 of the post: throughput of the baseline and of the scale-out, per environment and placement."""
     import matplotlib.pyplot as plt
@@ -61,12 +64,13 @@ def throughput(df: pd.DataFrame):
             )
     ax.set_xticks(range(len(groups)), [f"{env}\n{placement}" for env, placement in groups], fontsize=8)
     ax.set_ylabel("throughput (1,000 requests/s)")
-    ax.set_title("Baseline (1 server, 1 client) and scale-out (Fig. 3 of the post); bars: range")
+    ax.set_title(f"Baseline (1 server, 1 client) and scale-out ({STUDIES['vroom']}, post 4, Fig. 3)", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
     return fig
 
 
+@hosts.one_host(hosts.RANGE)
 def speedup(df: pd.DataFrame):
     """Fig. 4 of the post: the scale-out's speedup over the baseline, the ideal N drawn."""
     import matplotlib.pyplot as plt
@@ -101,6 +105,6 @@ def speedup(df: pd.DataFrame):
     ax.axhline(1, color="grey", linewidth=0.5)
     ax.set_xticks(range(len(groups)), [f"{env}\n{placement}" for env, placement in groups], fontsize=8)
     ax.set_ylabel("speedup over the baseline (×)")
-    ax.set_title("Speedup of the scale-out (Fig. 4 of the post); bars: range")
+    ax.set_title(f"Speedup of the scale-out ({STUDIES['vroom']}, post 4, Fig. 4)", fontsize=9)
     ax.grid(True, axis="y", alpha=0.3)
     return fig

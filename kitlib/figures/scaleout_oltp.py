@@ -1,4 +1,4 @@
-"""The OLTP scale-out figure of seed 002, post 2 (Fig. 2): aggregate throughput per environment
+"""The OLTP scale-out figure of the VMware VROOM! blog, post 2 (Fig. 2): aggregate throughput per environment
 normalised to native.
 
 One bar per environment and placement, its height the ratio of mean aggregate tps to native's at the
@@ -13,7 +13,8 @@ import math
 import pandas as pd
 
 from kitlib.claims.core import effect_between
-from kitlib.figures.style import ENV_COLOURS, env_order
+from kitlib.figures import hosts
+from kitlib.figures.style import ENV_COLOURS, STUDIES, env_order
 from kitlib.parsers.scaleout_oltp import AGGREGATE
 
 PLACEMENTS = ("default", "pinned")
@@ -49,6 +50,7 @@ def normalised(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(table)
 
 
+@hosts.one_host(hosts.CI95 + " of the ratio (at least 3 trials a side)")
 def scaleout_oltp_figure(df: pd.DataFrame):
     import matplotlib.pyplot as plt
 
@@ -96,8 +98,7 @@ def scaleout_oltp_figure(df: pd.DataFrame):
         if len(placements) > 1:
             ax.legend(fontsize=8, title="placement", title_fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle(
-        "OLTP scale-out, aggregate tps ÷ native (Fig. 2 of post 2)\nerror bars: 95% interval of the ratio "
-        "(at least 3 trials a side)",
+        f"OLTP scale-out, aggregate tps ÷ native ({STUDIES['vroom']}, post 2, Fig. 2)",
         fontsize=10,
     )
     return fig

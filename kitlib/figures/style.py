@@ -2,8 +2,10 @@
 grouped bars, readable log ticks, and saving (PNG + PDF). Each experiment's figures are in the
 module of its name beside this one: a records DataFrame in, a matplotlib Figure out.
 
-Error bars are the standard deviation across repetitions, as in the paper's figures. Labels
-that are not hardware virtualization (`qemu-tcg`) are drawn dashed so no one reads them as KVM.
+Error bars are the standard deviation across repetitions, as in the paper's figures, unless a figure
+says otherwise (every figure names its error bars, `hosts.stamp`); a point of one run has none, never a
+zero bar. Labels that are not hardware virtualization (`qemu-tcg`) are drawn dashed and named as emulated
+so no one reads them as KVM.
 """
 
 from __future__ import annotations
@@ -28,6 +30,20 @@ ENV_COLOURS = {
 }
 
 
+#: the studies the figures reproduce, by the short name their figure files carry
+STUDIES = {
+    "felter": "Felter et al. 2014",
+    "closer-look": "Latency Impact of Docker Containers: A Closer Look",
+    "vroom": "VMware VROOM! blog",
+    "cloud-containers": "A Performance Study of Containers in Cloud Environment",
+}
+
+
+def env_label(env: str) -> str:
+    """An environment's name in a legend: an emulator says it is one."""
+    return f"{env} (emulated, not KVM)" if "qemu-tcg" in env.split("+")[0] else env
+
+
 def env_style(env: str) -> dict:
     """Colour, line and marker of an environment's series (emulation dashed)."""
     base = env.split("+")[0]
@@ -49,7 +65,7 @@ def sweep_axes(ax, df, x: str, metric: str, ylabel: str, *, scale: float = 1.0, 
     for env in env_order(table):
         rows = table[table["env"] == env]
         ax.errorbar(
-            rows[x], rows["mean"] * scale, yerr=rows["std"].fillna(0) * scale, label=env, capsize=3, **env_style(env)
+            rows[x], rows["mean"] * scale, yerr=rows["std"] * scale, label=env_label(env), capsize=3, **env_style(env)
         )
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel)
@@ -73,7 +89,8 @@ def unit_label(unit: str) -> str:
 def step_cdf(ax, curve, env: str, **kwargs) -> None:
     """A CDF from percentiles (index: percentile 0–100, values: latency) drawn as steps, never joined by
     straight lines that would invent latencies between two recorded points."""
-    ax.step(curve.values, curve.index / 100.0, where="post", label=env, **{**env_style(env), "marker": None, **kwargs})
+    style = {**env_style(env), "marker": None, **kwargs}
+    ax.step(curve.values, curve.index / 100.0, where="post", label=env_label(env), **style)
 
 
 def save(fig, name: str, directory: str | Path | None = None) -> list[Path]:
@@ -102,24 +119,40 @@ def env_order(rows) -> list:
     return sorted(rows["env"].unique(), key=lambda e: (known.index(e) if e in known else 99, e))
 
 
-def grouped_bars(ax, rows, group: str, groups: list[str], ylabel: str) -> None:
-    """Bars of mean ± sd per environment within each group (kernel, direction, protocol, workload)."""
+def grouped_bars(ax, rows, group: str, groups: list[str], ylabel: str, values: str | None = None) -> None:
+    """Bars of mean ± sd per environment within each group (kernel, direction, protocol, workload); a bar of
+    one run has no error bar and says `n=1`. `values` (a format, `{:.2g} s`) writes each mean on its bar,
+    so short bars beside a tall one can still be read on a linear axis."""
     import numpy as np
 
     envs = env_order(rows)
     width = 0.8 / max(len(envs), 1)
     for i, env in enumerate(envs):
-        stats = rows[rows["env"] == env].groupby(group)["value"].agg(["mean", "std"]).reindex(groups)
+        stats = rows[rows["env"] == env].groupby(group)["value"].agg(["mean", "std", "count"]).reindex(groups)
+        x = np.arange(len(groups)) + i * width
         ax.bar(
-            np.arange(len(groups)) + i * width,
+            x,
             stats["mean"],
             width,
-            yerr=stats["std"].fillna(0),
+            yerr=stats["std"],
             capsize=3,
-            label=env,
+            label=env_label(env),
             color=env_style(env)["color"],
             hatch="//" if "qemu-tcg" in env else None,  # emulation, never to be read as KVM
         )
+        for position, mean, sd, count in zip(x, stats["mean"], stats["std"], stats["count"], strict=True):
+            words = [values.format(mean)] if values and mean == mean else []
+            words += ["n=1"] if count == 1 else []
+            if words:
+                top = mean + (sd if sd == sd else 0)
+                ax.annotate(
+                    "\n".join(words),
+                    (position, top),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=6,
+                )
     ax.set_xticks(np.arange(len(groups)) + width * (len(envs) - 1) / 2, groups)
     ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)

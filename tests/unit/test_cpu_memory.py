@@ -90,7 +90,7 @@ def test_table_one_from_synthetic_records():
     table = tables.table_one(pd.DataFrame(rows))
     docker = table[table["env"] == "docker-host-volume"].iloc[0]
     assert docker["mean"] == 11.0 and docker["ratio_to_native"] == 1.0 and docker["n"] == 2
-    assert tables.as_cells(table).loc["PXZ (MB/s)", "native"] == "11 ± 1.4 (1.00)"
+    assert tables.as_cells(table).loc[("unknown", "PXZ (MB/s)"), "native"] == "11 ± 1.4 (1.00)"
 
 
 def test_bad_parameters():

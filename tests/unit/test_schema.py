@@ -39,8 +39,12 @@ def test_the_sample_draws_every_declared_figure_of_the_experiments_it_holds():
     records = analysis.load([paths.PROJECT_ROOT / "data" / "sample"])
     for name in sorted(set(records["experiment"])):
         drawn = figures.draw(records, name)
+        part = records[records["experiment"] == name]
         wanted = [
-            s.name for s in experiments.schema(name).figures if s.drawable(records[records["experiment"] == name])
+            figures.file_name(s.name, host)
+            for host, own in part.groupby("host")
+            for s in experiments.schema(name).figures
+            if s.drawable(own)
         ]
         assert sorted(drawn) == sorted(wanted), name
         for figure in drawn.values():

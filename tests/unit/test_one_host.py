@@ -1,0 +1,220 @@
+"""One host per picture, checked on the sample plus a copy of one of its runs made a second machine (its
+provenance given another CPU and no hypervisor, its values doubled so that pooling would show): every
+figure names exactly one host, no bar of a figure or of the explorer averages two hosts' records, and
+run bookkeeping never splits the explorer's groups."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from kitlib import analysis, experiments, explorer, figures, hostid, paths, tables  # noqa: E402
+from kitlib.figures import hosts  # noqa: E402
+
+RUN = "net/quick-0ae3e5f511"  # the main host's network run (its docker-nat-volume round trip: 44.7 µs)
+OTHER_CPU = "Intel Xeon Gold 6230"
+
+
+@pytest.fixture(scope="module")
+def two_hosts(tmp_path_factory):
+    """data/sample plus RUN copied as a run of another, bare-metal machine with doubled values."""
+    root = tmp_path_factory.mktemp("two-hosts") / "sample"
+    shutil.copytree(paths.PROJECT_ROOT / "data" / "sample", root)
+    copy = root / "net" / "quick-0ae3e5f511-other"
+    shutil.copytree(root / RUN, copy)
+    provenance = json.loads((copy / "provenance.json").read_text())
+    for session in provenance["sessions"]:
+        session["host"]["cpu"]["model"] = OTHER_CPU
+        session["host"]["cpu"]["virtualization_flags"] = []
+        session["host"]["os"]["hostname"] = "other"
+    (copy / "provenance.json").write_text(json.dumps(provenance))
+    records = pd.read_csv(copy / "records.csv")
+    records["value"] = records["value"] * 2
+    records.to_csv(copy / "records.csv", index=False)
+    return analysis.load([root]), hostid.host_id(provenance["sessions"][-1]["host"])
+
+
+def _host_ids(text: str, known: set[str]) -> set[str]:
+    return {h for h in known if re.search(rf"\bhost {h}\b", text)}
+
+
+def _texts(fig) -> str:
+    found = [fig._suptitle.get_text() if fig._suptitle else ""]
+    found += [t.get_text() for ax in fig.axes for t in (ax.title, *ax.texts)]
+    return "\n".join(found)
+
+
+def test_the_copy_is_a_machine_of_its_own(two_hosts):
+    records, other = two_hosts
+    assert other in set(records["host"])
+    assert len(set(records.loc[records["experiment"] == "net", "host"])) == 3  # main, legacy, the copy
+
+
+def test_every_figure_file_names_exactly_one_host_and_what_its_error_bars_are(two_hosts, tmp_path):
+    records, other = two_hosts
+    known = set(records["host"].astype(str))
+    written = analysis.render_figures(records, tmp_path)
+    assert any(name.endswith(other) for name in written)
+    for experiment in sorted(records["experiment"].unique()):
+        for name, fig in figures.draw(records, experiment).items():
+            named = _host_ids(_texts(fig), known)
+            assert len(named) == 1 and name.endswith("-" + named.pop()), name
+            assert "error bars" in fig._suptitle.get_text(), name
+            plt.close(fig)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for f in written.values() for p in f)
+
+
+def test_no_bar_of_the_network_figure_averages_two_hosts(two_hosts):
+    """The issue's case: docker-nat-volume's round trip is 44.7 µs on one host; pooled with another host it
+    was one bar of their mean. Each host's bars are now its own means."""
+    records, other = two_hosts
+    net = records[records["experiment"] == "net"]
+    main = net[net["source"].str.endswith(RUN)]["host"].iloc[0]
+    for host in (main, other):
+        fig = figures.draw(net, "net")[figures.file_name("net-fig2-3-throughput-cpu-rtt", host)]
+        own = net[(net["host"] == host) & (net["workload"] == "rr") & (net["metric"] == "rtt_mean")]
+        means = own.groupby(["env", "protocol"])["value"].mean()
+        heights = sorted(round(p.get_height(), 6) for p in fig.axes[2].patches)
+        assert heights == sorted(round(v, 6) for v in means), host
+        plt.close(fig)
+    rtt = net[(net["workload"] == "rr") & (net["metric"] == "rtt_mean") & (net["env"] == "docker-nat-volume")]
+    tcp = rtt[rtt["protocol"] == "tcp"].groupby("host")["value"].mean()
+    assert tcp[main] == pytest.approx(44.7, abs=0.1) and tcp[other] == pytest.approx(2 * tcp[main])
+
+
+def test_a_figure_refuses_two_hosts_records(two_hosts):
+    records, _ = two_hosts
+    with pytest.raises(hosts.FigureError, match="one host, these hold 3"):
+        figures.net_block.network(records[records["experiment"] == "net"])
+
+
+def test_titles_say_vm_guest_only_for_a_vm_guest(two_hosts):
+    records, other = two_hosts
+    net = records[records["experiment"] == "net"]
+    described = {h: hosts.describe(part, h) for h, part in hosts.by_host(net)}
+    assert OTHER_CPU in described[other] and "VM guest" not in described[other]
+    assert all("a VM guest (its native is not bare metal)" in d for h, d in described.items() if h != other)
+    main = records[records["host"] == "4a995c87670d"]
+    fig = figures.latency.latency_cdf(main)
+    assert "native (a VM guest) vs Docker" in fig.axes[0].get_title() and "bare metal vs" not in fig.axes[0].get_title()
+    plt.close(fig)
+
+
+def test_the_explorer_draws_a_panel_per_host_and_never_averages_two(two_hosts):
+    records, other = two_hosts
+    known = set(records["host"].astype(str))
+    for experiment, workload, metric in (("net", "rr", "rtt_mean"), ("startup", "startup", "start_to_ready")):
+        _, envs, _ = explorer._choices(records, experiment, workload)
+        fig, table = explorer.show(records, experiment, envs, metric, workload)
+        part = records[
+            (records["experiment"] == experiment) & (records["workload"] == workload) & (records["metric"] == metric)
+        ]
+        assert len(fig.axes) == part["host"].nunique() == table["host"].nunique()
+        for ax in fig.axes:
+            assert len(_host_ids(ax.get_title(), known)) == 1
+        for row in table.itertuples():
+            own = part[(part["host"] == row.host) & (part["env"] == row.env)]
+            if "protocol" in table.columns:
+                own = own[own["protocol"] == row.protocol]
+            assert row.mean == pytest.approx(own["value"].mean()) and row.count == len(own)
+        plt.close(fig)
+
+
+BOOKKEEPING = {
+    "position": lambda n, rng: rng.permutation(n),
+    "started": lambda n, rng: [f"2026-01-01T00:00:{i:06d}" for i in rng.permutation(n)],
+    "measured_requests": lambda n, rng: rng.integers(1, 10**6, n),
+    "steal_pct": lambda n, rng: rng.random(n),
+    "attempt": lambda n, rng: rng.integers(1, 3, n),
+    "program_source": lambda n, rng: [f"{i:012x}" for i in rng.integers(0, 2**40, n)],
+    "array_bytes": lambda n, rng: rng.integers(1, 10**9, n),
+}
+
+
+def test_bookkeeping_never_splits_the_explorers_groups(two_hosts):
+    records, _ = two_hosts
+    rng = np.random.default_rng(7)
+    noisy = records.assign(**{c: make(len(records), rng) for c, make in BOOKKEEPING.items()})
+    groups = ones = 0
+    for experiment in sorted(records["experiment"].unique()):
+        workloads, _, _ = explorer._choices(records, experiment)
+        for workload in workloads:
+            _, envs, metrics = explorer._choices(records, experiment, workload)
+            for metric in metrics:
+                _, plain = explorer.show(records, experiment, envs, metric, workload)
+                fig, split = explorer.show(noisy, experiment, envs, metric, workload)
+                assert not set(BOOKKEEPING) & set(split.columns), (experiment, workload, metric)
+                pd.testing.assert_frame_equal(plain, split)
+                groups, ones = groups + len(plain), ones + int((plain["count"] == 1).sum())
+                plt.close("all")
+    print(f"explorer: {groups} groups over every experiment, workload and metric, {ones} of them n = 1")
+    assert ones == 0  # the sample's configurations all have 3 runs (or more)
+
+
+def test_the_explorer_opens_on_a_metric_every_environment_has():
+    records = analysis.load(["data/sample"])
+    metric = explorer.default_metric(records, "startup", "startup")
+    envs = records[(records["experiment"] == "startup")].groupby("metric")["env"].nunique()
+    assert metric != "boot_to_ready" and envs[metric] == envs.max()
+
+
+def test_units_and_scales_a_reader_can_read(two_hosts):
+    records, _ = two_hosts
+    main = records[records["host"] == "4a995c87670d"]
+    storage = figures.latency.storage_operations(main[main["experiment"] == "latency"])
+    copy_up, listing = storage.axes[2], storage.axes[3]
+    assert copy_up.get_ylabel() == "mean latency (ms)" and copy_up.get_ylim()[1] < 1000
+    assert listing.get_ylim()[0] == 0 and listing.get_ylabel() == "mean latency (ms)"
+    startup = figures.startup.startup_figure(main[main["experiment"] == "startup"])
+    assert startup.axes[0].get_yscale() == "linear"
+    names = [s.name for e in ("latency", "scaleout", "scaleout-oltp") for s in experiments.schema(e).figures]
+    assert all(re.search(r"-(closer-look|vroom)-fig", n) for n in names), names
+    for fig in (storage, startup):
+        assert "seed" not in _texts(fig).lower()
+        plt.close(fig)
+
+
+def test_table_one_keeps_each_host_apart(two_hosts, tmp_path):
+    records, _ = two_hosts
+    cpu = records[records["experiment"].isin(["cpu", "memory"])]
+    other = cpu[cpu["host"] == "4a995c87670d"].assign(host="second", value=lambda d: d["value"] * 2)
+    table = tables.table_one(pd.concat([cpu, other]))
+    ratio = table.set_index(["host", "benchmark", "env"])["mean"]
+    assert ratio[("second", "PXZ (MB/s)", "native")] == pytest.approx(
+        2 * ratio[("4a995c87670d", "PXZ (MB/s)", "native")]
+    )
+    written = tables.write(table, "table1", tmp_path)
+    markdown = written[1].read_text()
+    assert markdown.count("### host ") == 2 and "a VM guest" in markdown
+
+
+def test_littles_law_is_one_readable_figure_per_host(two_hosts):
+    from kitlib.figures import littles_law
+
+    records, other = two_hosts
+    table = analysis.littles_law_table(records)
+    drawn = littles_law.figures(table, records, 0.15)
+    assert set(drawn) == set(table["host"].astype(str)) and other in drawn
+    for host, fig in drawn.items():
+        (legend,) = fig.legends
+        labels = [t.get_text() for t in legend.get_texts()]
+        colours = [tuple(h.get_facecolor()[0]) for h in legend.legend_handles]
+        assert len(set(colours)) == len(colours) == len(labels) <= 11  # one colour per series, never repeated
+        assert _host_ids(fig._suptitle.get_text(), set(drawn)) == {host}
+        plt.close(fig)
+
+
+def test_tables_of_a_sweep_keep_hosts_apart(two_hosts):
+    records, _ = two_hosts
+    redis = analysis.sweep_table(records, "redis", ["throughput"])
+    assert redis.groupby(["host", "env", "clients"]).size().max() == 1 and redis["host"].nunique() == 2
