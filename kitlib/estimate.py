@@ -35,12 +35,12 @@ from kitlib.experiments.programs import SOURCES
 from kitlib.parsers import kit_gups, kit_linpack, kit_stream
 
 #: seconds to start and stop one environment of a kind (segments of a run), before history refines it
-START_STOP_SECONDS = {"native": 1.0, "docker": 4.0, "lxc": 12.0, "vm": 90.0, "docker-in-vm": 150.0}
+START_STOP_SECONDS = {"native": 0.5, "docker": 2.0, "lxc": 12.0, "vm": 90.0, "docker-in-vm": 150.0}
 #: how much slower compute runs under software emulation than on the host's CPU (a round figure from
 #: QEMU TCG guests of the sample: Linpack 30-60x, xz and the servers 10-30x)
 EMULATION_SLOWDOWN = 30.0
 #: a point of a workload the kit has no model or history for
-DEFAULT_POINT_SECONDS = 5.0
+DEFAULT_POINT_SECONDS = 2.0
 #: rates assumed where the calibration cannot run (no C compiler): a modest laptop's
 FALLBACK_RATES = {"gflops": 10.0, "stream_gbs": 8.0, "gups": 0.03, "xz_mbps": 5.0}
 CALIBRATION_VERSION = 1

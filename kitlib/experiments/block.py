@@ -61,7 +61,7 @@ class FioWorkload(Workload):
     sut_cores = None
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
-        return self.params.runtime + 2.0
+        return self.params.runtime + 1.0
 
     def __init__(self, params: BlockParams, name: str):
         super().__init__(params)

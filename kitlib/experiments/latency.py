@@ -91,8 +91,8 @@ class RequestResponse(Workload):
     ports_needed = 1
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
-        """One request in flight: about 0.2 ms a round trip here, bounded by `max_seconds`."""
-        return min(self.params.max_seconds, self.params.requests * 2e-4) + 1.0
+        """One request in flight: about 50 µs a round trip on a 2-core machine, bounded by `max_seconds`."""
+        return min(self.params.max_seconds, self.params.requests * 5e-5) + 0.3
 
     def __init__(self, params: LatencyParams):
         super().__init__(params)
@@ -165,7 +165,7 @@ class FileWorkload(Workload):
     tool = "kit-fileops"
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
-        return 1.0 + self.params.file_operations * 1e-4
+        return 0.3 + self.params.file_operations * 5e-5
 
     def applies_to(self, env_label: str) -> bool:
         return env_label in STORAGE_ENVS

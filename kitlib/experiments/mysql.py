@@ -58,7 +58,7 @@ class OltpWorkload(Workload):
     ports_needed = 1
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
-        return self.params.seconds + self.params.warmup_seconds + 3.0
+        return self.params.seconds + 2.0
 
     def __init__(self, params: MysqlParams):
         super().__init__(params)

@@ -49,7 +49,7 @@ class BandwidthWorkload(Workload):
     ports_needed = PORTS
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
-        return self.params.seconds + 2.0
+        return self.params.seconds + 1.5
 
     def __init__(self, params: NetParams):
         super().__init__(params)
@@ -98,7 +98,7 @@ class RequestResponseWorkload(Workload):
     ports_needed = PORTS
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
-        return self.params.seconds + 2.0
+        return self.params.seconds + 1.5
 
     def __init__(self, params: NetParams):
         super().__init__(params)

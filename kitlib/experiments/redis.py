@@ -72,7 +72,7 @@ class RedisWorkload(Workload):
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         """The SET and the GET phase, plus the unrecorded warm-up; `requests`-bound runs have no model."""
-        return None if self.params.requests else 2 * self.params.seconds + 3.0
+        return None if self.params.requests else 2 * self.params.seconds + 1.0
 
     def __init__(self, params: RedisParams):
         super().__init__(params)

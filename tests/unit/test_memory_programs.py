@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 import kitlib
-from kitlib import caches, parsers
+from kitlib import caches, estimate, parsers
 from kitlib.errors import EnvironmentUnavailable, ParseError, PlanError
 from kitlib.experiments import programs
+from kitlib.runner import plan_units
 
 from ..conftest import DATA
 
@@ -98,3 +99,18 @@ def test_linpack_n_leaves_room_for_both_matrices():
     plan = kitlib.plan("cpu", environments=["native"], linpack_n_cap=200_000, linpack_memory_fraction=0.5)
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert 2 * 8 * plan.params["linpack_n"] ** 2 <= 0.5 * memory
+
+
+def test_a_point_that_would_outrun_its_command_is_refused_when_planned():
+    """Linpack at N = 200000 is days of work on any laptop or server: refused before anything starts,
+    naming the parameter, never killed an hour in."""
+    with pytest.raises(PlanError, match=r"linpack point in native would take about .* make -p linpack_n smaller"):
+        kitlib.plan("cpu", environments=["native"], linpack_n=200_000)
+
+
+def test_the_estimate_covers_every_point_and_environment_start():
+    plan = kitlib.plan("memory", environments=["native", "docker-host-volume"], repetitions=3)
+    found = estimate.estimate(plan, plan_units(plan))
+    assert len(found.unit_seconds) == 12 and found.sources == {"model": 12}
+    assert found.start_stop_seconds > 0 and found.total > sum(found.unit_seconds)
+    assert "estimated time here" in estimate.describe(found, estimate.rates())
