@@ -281,8 +281,12 @@ class Ownership:
         for pid, st in stats.items():
             key = (pid, st.starttime)
             kind = "tree" if pid in tree else self._classify(key, st)
-            if kind in ("tree", "marked", "engine"):
+            if kind in ("tree", "marked"):
                 own[key] = (st.ppid, st.ticks)
+            elif kind == "engine":
+                # its own time only: the children a containerd-shim reaps are the containers' processes,
+                # already counted by their cgroups
+                own[key] = (st.ppid, st.utime + st.stime)
             elif kind is not None and kind.startswith("cgroup:"):
                 path = kind[len("cgroup:") :]
                 if path not in groups:
@@ -309,11 +313,19 @@ class Ownership:
         return self._classes[key]
 
     def _kind(self, pid: int, st: PidStat) -> str | None:
+        """A process inside one of the run's cgroups is counted by that cgroup alone (a process started
+        there by the kit also carries its mark: counted twice, the run's own CPU would exceed the host's)."""
+        group = self._own_cgroup(pid)
+        if group is not None:
+            return group
         environ = _read_bytes(self.proc / str(pid) / "environ")
         if environ and f"KITLIB_OWNER={self.root_pid}".encode() in environ.split(b"\0"):
             return "marked"
         if self.engine and any(st.comm.startswith(c) for c in ENGINE_COMMS):
             return "engine"
+        return None
+
+    def _own_cgroup(self, pid: int) -> str | None:
         text = _read(self.proc / str(pid) / "cgroup")
         if not text:
             return None
