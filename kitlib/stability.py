@@ -39,16 +39,29 @@ def outliers(records: pd.DataFrame, by: list[str], fence: float = FENCE) -> pd.D
     return pd.DataFrame(rows)
 
 
+#: columns that describe how a series was measured, the same for every series of one workload: left out of
+#: the names the warnings give (the records keep them)
+DESCRIPTIVE = ("unit", "method", "benchmark", "program_source", "tool")
+
+
 def warnings_for(records: pd.DataFrame, max_cv: float = MAX_CV) -> list[str]:
     """The report's lines, empty when every series is stable, has no outlier and no point was disturbed."""
     if records is None or records.empty or "value" not in records.columns:
         return []
     by = dimensions(records)
-    lines = _capped(stats.stability_warnings(stats.summarize(records, by=by), by=by, max_cv=max_cv))
+    summary = stats.summarize(records, by=by)
+    # a series is named by what tells it from the others, not by every column all of them share
+    shown = [
+        c
+        for c in by
+        if c not in DESCRIPTIVE and (c in ("metric", "env", "percentile") or summary[c].nunique(dropna=True) > 1)
+    ]
+    named = summary.drop(columns=[c for c in DESCRIPTIVE if c in summary.columns])
+    lines = _capped(stats.stability_warnings(named, by=shown, max_cv=max_cv))
     found = outliers(records, by)
     if not found.empty:
-        first = [c for c in ("metric", "percentile") if c in by]
-        order = first + [c for c in by if c not in first]
+        first = [c for c in ("metric", "percentile") if c in shown]
+        order = first + [c for c in shown if c not in first]
         lines.append(
             f"outliers (outside Q1 - {FENCE:g} IQR, Q3 + {FENCE:g} IQR of their series, "
             f"in series of {MIN_RUNS_FOR_OUTLIERS} runs or more):"
