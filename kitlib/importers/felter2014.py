@@ -37,7 +37,7 @@ from typing import Any
 
 from kitlib import provenance
 from kitlib.errors import KitError, ParseError
-from kitlib.parsers.felter2014 import dstat, fio208, gups, linpack, redis28, stream, sysbench04, xlsx
+from kitlib.parsers.felter2014 import dstat, fio208, gups, linpack, numactl_options, redis28, stream, sysbench04, xlsx
 from kitlib.records import Measurement, Record
 from kitlib.store import RunStore, unit_key
 
@@ -140,7 +140,7 @@ def env_of(stem: str) -> str:
     raise KitError(f"{stem}: no environment is known for this file name")
 
 
-def numa_of(numactl: str | None, threads: int | None = None) -> str | None:
+def numa_of(numactl: str | None) -> str | None:
     if numactl:
         return "interleaved" if "--interleave" in numactl else "one-node" if "--localalloc" in numactl else None
     return None
@@ -149,91 +149,72 @@ def numa_of(numactl: str | None, threads: int | None = None) -> str | None:
 # ---------------------------------------------------------------- memory: STREAM and RandomAccess
 
 
-def _bindings(native_blocks: list[str | None]) -> list[str | None]:
-    return [numa_of(n) for n in native_blocks]
-
-
-def stream_units(root: Path) -> tuple[list[Unit], list[Failed]]:
-    folder = root / "Stream" / "results"
-    units, failed = [], []
-    native = _numactl_headers(folder / "linux.log", stream.blocks)
-    for path in sorted(folder.glob("*.log")):
+def _memory_blocks(root: Path, folder: str, module, workload: str, failed: list[Failed]):
+    """Every parsed block of a memory benchmark's logs (one per environment; the per-binding copies of the
+    same blocks are skipped), with its binding: from the block's own numactl header, else from the native
+    log's block at the same position. A block that does not parse is added to `failed`."""
+    logs = root / folder / "results"
+    native = _native_bindings(logs / "linux.log", module.blocks)
+    for path in sorted(logs.glob("*.log")):
         if path.name.count(".") > 1:  # per-binding copies of the same blocks
             continue
         env, rel = env_of(path.stem), _rel(root, path)
-        for i, block in enumerate(stream.blocks(path.read_text(errors="replace"))):
+        for i, block in enumerate(module.blocks(path.read_text(errors="replace"))):
             try:
-                found = stream.parse_block(block, rel)
+                found = module.parse_block(block, rel)
             except ParseError as exc:
-                failed.append(Failed("memory", "stream", env, rel, i, str(exc)))
+                failed.append(Failed("memory", workload, env, rel, i, str(exc)))
                 continue
-            threads = int(found[0].dims["threads"])
-            numa = numa_of(found[0].dims.get("numactl"))
-            how = "the block's numactl header"
+            numa, how = numa_of(found[0].dims.get("numactl")), "the block's numactl header"
             if numa is None and i < len(native):
-                numa, how = _bindings(native)[i], "the native block at the same position (no header here)"
-            point = {"threads": threads, "numa": numa}
-            kept = [
-                Measurement(
-                    m.metric,
-                    m.value,
-                    m.unit,
-                    {
-                        "kernel": m.dims["kernel"],
-                        "variant": "System",
-                        "benchmark": "STREAM",
-                        "method": "stream.c with OpenMP: every thread of the binding at once, one process",
-                        "array_elements": m.dims["array_elements"],
-                    },
-                )
-                for m in found
-            ]
-            units.append(Unit("memory", "stream", env, point, kept, rel, i, {"numa_from": how}))
+                numa, how = native[i], "the native block at the same position (no header here)"
+            yield env, rel, i, found, numa, how
+
+
+def stream_units(root: Path) -> tuple[list[Unit], list[Failed]]:
+    units, failed = [], []
+    for env, rel, i, found, numa, how in _memory_blocks(root, "Stream", stream, "stream", failed):
+        point = {"threads": int(found[0].dims["threads"]), "numa": numa}
+        kept = [
+            Measurement(
+                m.metric,
+                m.value,
+                m.unit,
+                {
+                    "kernel": m.dims["kernel"],
+                    "variant": "System",
+                    "benchmark": "STREAM",
+                    "method": "stream.c with OpenMP: every thread of the binding at once, one process",
+                    "array_elements": m.dims["array_elements"],
+                },
+            )
+            for m in found
+        ]
+        units.append(Unit("memory", "stream", env, point, kept, rel, i, {"numa_from": how}))
     return units, failed
 
 
 def gups_units(root: Path) -> tuple[list[Unit], list[Failed]]:
-    folder = root / "RandomAccess" / "results"
     units, failed = [], []
-    native = _numactl_headers(folder / "linux.log", gups.blocks)
-    for path in sorted(folder.glob("*.log")):
-        if path.name.count(".") > 1:
-            continue
-        env, rel = env_of(path.stem), _rel(root, path)
-        for i, block in enumerate(gups.blocks(path.read_text(errors="replace"))):
-            try:
-                found = gups.parse_block(block, rel)
-            except ParseError as exc:
-                failed.append(Failed("memory", "randomaccess", env, rel, i, str(exc)))
-                continue
-            numa = numa_of(found[0].dims.get("numactl"))
-            how = "the block's numactl header"
-            if numa is None and i < len(native):
-                numa, how = _bindings(native)[i], "the native block at the same position (no header here)"
-            # numa is an environment option the claims do not pair on: the policy is a column of its own
-            point = {"numa": numa, "numa_policy": numa}
-            dims = {
-                "variant": "Single",
-                "benchmark": "RandomAccess",
-                "method": "the authors' gups.c: one process, one thread",
-                "table_words": found[0].dims["table_words"],
-            }
-            kept = [Measurement(m.metric, m.value, m.unit, dims) for m in found]
-            units.append(Unit("memory", "randomaccess", env, point, kept, rel, i, {"numa_from": how}))
+    for env, rel, i, found, numa, how in _memory_blocks(root, "RandomAccess", gups, "randomaccess", failed):
+        # numa is an environment option the claims do not pair on: the policy is a column of its own
+        point = {"numa": numa, "numa_policy": numa}
+        dims = {
+            "variant": "Single",
+            "benchmark": "RandomAccess",
+            "method": "the authors' gups.c: one process, one thread",
+            "table_words": found[0].dims["table_words"],
+        }
+        kept = [Measurement(m.metric, m.value, m.unit, dims) for m in found]
+        units.append(Unit("memory", "randomaccess", env, point, kept, rel, i, {"numa_from": how}))
     return units, failed
 
 
-def _numactl_headers(path: Path, split) -> list[str | None]:
-    import re
-
+def _native_bindings(path: Path, split) -> list[str | None]:
+    """The binding of each block of the native log, by position ([] where there is no such log)."""
     if not path.exists():
         return []
-    pattern = re.compile(r"numaopts <\s*(.*?)\s*>")
-    headers = []
-    for block in split(path.read_text(errors="replace")):
-        match = pattern.search(block.splitlines()[0])
-        headers.append(match.group(1) if match else None)
-    return headers
+    return [numa_of(numactl_options(block.splitlines()[0])) for block in split(path.read_text(errors="replace"))]
 
 
 # ---------------------------------------------------------------- cpu: LINPACK

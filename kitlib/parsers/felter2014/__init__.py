@@ -13,6 +13,13 @@ from __future__ import annotations
 import re
 
 RULE = re.compile(r"^-{70,}\s*$", re.M)  # the run scripts' 80-dash rule; stream.c prints 61
+_NUMACTL = re.compile(r"numaopts <\s*(.*?)\s*>")
+
+
+def numactl_options(header: str) -> str | None:
+    """The numactl options a block's header line names (`Running stream numaopts < --localalloc >`)."""
+    found = _NUMACTL.search(header)
+    return found.group(1) if found else None
 
 
 def split_blocks(text: str, opener: str) -> list[str]:

@@ -15,14 +15,13 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
-from kitlib.parsers.felter2014 import split_blocks
+from kitlib.parsers.felter2014 import numactl_options, split_blocks
 from kitlib.records import Measurement
 
 TOOL = "gups"
 _GUPS = re.compile(r"^\s*([0-9.]+) Billion\(10\^9\) Updates\s+per second \[GUP/s\]", re.M)
 _TABLE = re.compile(r"^Main table size\s+= 2\^(\d+) = (\d+) words", re.M)
 _VERIFY = re.compile(r"^Found (\d+) errors in (\d+) locations \((passed|failed)\)", re.M)
-_NUMA = re.compile(r"numaopts <\s*(.*?)\s*>")
 
 
 def blocks(text: str) -> list[str]:
@@ -36,9 +35,9 @@ def parse_block(block: str, source: str) -> list[Measurement]:
     if verify.group(3) != "passed":
         raise ParseError(TOOL, source, f"a block failed verification ({verify.group(1)} errors)")
     dims: dict[str, object] = {"table_words": int(table.group(2))}
-    numa = _NUMA.search(block.splitlines()[0])
+    numa = numactl_options(block.splitlines()[0])
     if numa:
-        dims["numactl"] = numa.group(1)
+        dims["numactl"] = numa
     return [Measurement("gups", float(rate.group(1)), "GUP/s", dims)]
 
 

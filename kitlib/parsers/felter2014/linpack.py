@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
+from kitlib.parsers.felter2014 import numactl_options
 from kitlib.records import Measurement
 
 TOOL = "Intel optimized LINPACK"
@@ -28,7 +29,6 @@ _CPUS = re.compile(r"^Number of CPUs:\s*(\d+)", re.M)
 _GHZ = re.compile(r"^CPU frequency:\s*([0-9.]+) GHz", re.M)
 _TRIAL = re.compile(r"^(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+\S+\s+\S+\s+(pass|fail)\s*$", re.M)
 _SUMMARY = re.compile(r"Performance Summary \(GFlops\)\s*\n\s*\nSize.*\n(\d+)\s+\d+\s+\d+\s+([0-9.]+)\s+([0-9.]+)")
-_NUMA = re.compile(r"numaopts <\s*(.*?)\s*>")
 
 
 def blocks(text: str) -> list[tuple[str | None, str]]:
@@ -37,8 +37,7 @@ def blocks(text: str) -> list[tuple[str | None, str]]:
     header: str | None = None
     for line in text.splitlines():
         if line.startswith("Running linpack"):
-            numa = _NUMA.search(line)
-            header = numa.group(1) if numa else ""
+            header = numactl_options(line) or ""
             continue
         if line.startswith(_START):
             found.append((header or None, []))

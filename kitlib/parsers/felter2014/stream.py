@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from kitlib.errors import ParseError
-from kitlib.parsers.felter2014 import split_blocks
+from kitlib.parsers.felter2014 import numactl_options, split_blocks
 from kitlib.records import Measurement
 
 TOOL = "stream.c"
@@ -27,7 +27,6 @@ KERNELS = ("Copy", "Scale", "Add", "Triad")
 _RATE = re.compile(r"^(Copy|Scale|Add|Triad):\s+([0-9.]+)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s*$", re.M)
 _THREADS = re.compile(r"^Number of Threads requested = (\d+)", re.M)
 _ARRAY = re.compile(r"^Array size = (\d+)", re.M)
-_NUMA = re.compile(r"numaopts <\s*(.*?)\s*>")
 
 
 def blocks(text: str) -> list[str]:
@@ -43,10 +42,10 @@ def parse_block(block: str, source: str) -> list[Measurement]:
     if missing or threads is None or array is None or "Solution Validates" not in block:
         what = f"kernel(s) {', '.join(missing)}" if missing else "thread count, array size or validation"
         raise ParseError(TOOL, source, f"a block lacks its {what} (cut off?)")
-    numa = _NUMA.search(block.splitlines()[0])
+    numa = numactl_options(block.splitlines()[0])
     dims = {"threads": int(threads.group(1)), "array_elements": int(array.group(1))}
     if numa:
-        dims["numactl"] = numa.group(1)
+        dims["numactl"] = numa
     return [Measurement("bandwidth", float(rates[k]), "GB/s", {**dims, "kernel": k}) for k in KERNELS]
 
 
