@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kitlib import paths, services
-from kitlib.environments.labels import parse_label
+from kitlib.environments.labels import is_emulated, parse_label
 from kitlib.errors import PlanError
 from kitlib.experiments.programs import SOURCES
 from kitlib.parsers import kit_gups, kit_linpack, kit_stream
@@ -171,7 +171,7 @@ def estimate(plan, units: Iterable, *, history_root: Path | None = None, calibra
     result = Estimate()
     for unit in units:
         spec = parse_label(unit.env)
-        slow = EMULATION_SLOWDOWN if emulated(unit.env) else 1.0
+        slow = EMULATION_SLOWDOWN if is_emulated(unit.env) else 1.0
         seen = history.get((unit.workload.name, spec.kind, json.dumps(unit.point, sort_keys=True)))
         modelled = unit.workload.estimate_seconds(unit.point, speed)
         if seen and modelled is None:
@@ -189,10 +189,6 @@ def estimate(plan, units: Iterable, *, history_root: Path | None = None, calibra
     return result
 
 
-def emulated(label: str) -> bool:
-    return parse_label(label).kind in ("vm", "docker-in-vm") and "tcg" in label
-
-
 def refuse_overlong(experiment: str, workloads: Sequence, environments: Sequence[str]) -> None:
     """PlanError for a point whose modelled time exceeds what its command is allowed, naming the
     parameter that sets its size; checked when the plan is made, before anything starts."""
@@ -208,7 +204,7 @@ def refuse_overlong(experiment: str, workloads: Sequence, environments: Sequence
             for label in environments:
                 if not workload.applies_to(label):
                     continue
-                need = seconds * (EMULATION_SLOWDOWN if emulated(label) else 1.0)
+                need = seconds * (EMULATION_SLOWDOWN if is_emulated(label) else 1.0)
                 if need > workload.command_timeout:
                     raise PlanError(
                         f"{experiment}: a {workload.name} point in {label} would take about {minutes(need)} on this "

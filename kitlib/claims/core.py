@@ -25,7 +25,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from kitlib import drift, experiments, run_order, stats
-from kitlib.environments.labels import parse_label, replicated
+from kitlib.environments.labels import EMULATED, parse_label, replicated
 from kitlib.errors import PlanError
 from kitlib.records import BOOKKEEPING_COLUMNS
 
@@ -74,7 +74,6 @@ ENV_OPTION_COLUMNS = {
     "storage",
     "containers",  # how many containers a scale-out's instances run in: 0 native, N on Docker labels
 }
-EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
 
 
 @dataclass(frozen=True)

@@ -148,6 +148,15 @@ def _one_spelling(label: str, base: str, given: dict[str, str]) -> None:
     raise PlanError(f"{label!r}: one environment has one label ({why}): write {canonical!r}")
 
 
+#: the labels whose CPU is emulated in software (QEMU TCG): they measure an emulator, never a hypervisor
+EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
+
+
+def is_emulated(label: str) -> bool:
+    """Whether an environment label (with any options) runs on an emulated CPU."""
+    return label.split("+")[0] in EMULATED
+
+
 def replicated(label: str) -> str | None:
     """The label a `+replica` series repeats (`native+replica` -> `native`), or None."""
     parts = label.split("+")

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kitlib import services
 from kitlib.environments import vm
 from kitlib.environments.base import Environment
-from kitlib.environments.labels import parse_label
+from kitlib.environments.labels import is_emulated, parse_label
 from kitlib.errors import PlanError
 from kitlib.experiments import hpcc_run, programs
 from kitlib.experiments.base import Experiment, RawResult, Workload
@@ -79,14 +79,12 @@ def settle(params: CpuParams, environments: Sequence[str]) -> CpuParams:
         f"{params.linpack_memory_fraction:g} of {memory[smallest] / 2**30:.1f} GiB ({smallest}, the smallest) "
         f"for two matrices, cap {params.linpack_n_cap}"
     )
-    if any(label.split("+")[0] in EMULATED for label in environments) and n > EMULATED_N_CAP:
+    if any(is_emulated(label) for label in environments) and n > EMULATED_N_CAP:
         linpack_n = EMULATED_N_CAP
         basis += f"; {n} capped at {linpack_n} by software emulation"
     return params.model_copy(update={"linpack_n": max(100, linpack_n), "linpack_n_basis": basis})
 
 
-#: labels whose CPU is emulated (Linpack there runs at ~0.1 GFLOPS)
-EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
 #: largest derived N under software emulation: 2/3 N^3 flops at ~0.1 GFLOPS is about 7 s a trial at 1000
 EMULATED_N_CAP = 1000
 
