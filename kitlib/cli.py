@@ -285,10 +285,12 @@ def dry_run(plan) -> int:
     print(f"run_id: {plan.run_id}")
     print(f"results folder: {store.root}{'' if store.root.exists() else ' (new)'}")
     units = plan_units(plan)
-    done = 0
+    done, todo = 0, []
     for unit in units:
         status = store.unit_status(unit.key)
         done += status == "ok"
+        if status != "ok":
+            todo.append(unit)
         point = ", ".join(f"{k}={v}" for k, v in unit.point.items())
         print(
             f"{unit.position:4d}  {unit.env:<40} {unit.workload.name:<12} r{unit.repetition}  {point}  {status or ''}"
@@ -296,7 +298,6 @@ def dry_run(plan) -> int:
     print(
         f"{len(units)} points ({plan.order} order, seed {plan.seed}), {done} already done, {len(units) - done} to run"
     )
-    todo = [unit for unit in units if store.unit_status(unit.key) != "ok"]
     print(estimate.describe(estimate.estimate(plan, todo), estimate.rates()))
     return 0
 

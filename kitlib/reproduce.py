@@ -128,7 +128,7 @@ def announce(plans: dict, profile: str) -> dict[str, float]:
     print(f"estimated time per experiment on this host ({speed.source}):")
     for name, plan in plans.items():
         store = RunStore(paths.results_root() / name / plan.run_id)
-        todo = [unit for unit in plan_units(plan) if store.unit_status(unit.key) != "ok"]
+        todo = store.pending(plan_units(plan))
         found = estimate.estimate(plan, todo, calibrated=speed)
         expected[name] = found.total
         print(f"  {name:<14} {estimate.minutes(found.total):>9}  ({len(todo)} points to measure)")

@@ -106,7 +106,7 @@ def run_plan(
     if idle:
         warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", stacklevel=2)
     with _guarded(store):
-        todo = [u for u in units if store.unit_status(u.key) != "ok"]
+        todo = store.pending(units)
         if todo:
             _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
     records = store.consolidate()

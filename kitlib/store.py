@@ -253,6 +253,10 @@ class RunStore:
             )
 
     # -- units -----------------------------------------------------------------------------
+    def pending(self, units: Iterable[Any]) -> list[Any]:
+        """The units (anything with a `key`) not done yet: never run, failed, or without their records."""
+        return [unit for unit in units if self.unit_status(unit.key) != "ok"]
+
     def unit_status(self, key: str) -> str | None:
         """`ok` (done: it holds its records), `failed`, or None (never run); a unit file that says `ok`
         without records is not done, so its point is measured again."""
