@@ -397,15 +397,30 @@ class OwnLedger:
     def seconds(self, final: dict[tuple[int, int], tuple[int, int]], clk_tck: int) -> float:
         """Own CPU seconds between the first scan and `final` (the last scan, already added)."""
         alive = {pid for pid, _ in final}
+        parents = {pid: ppid for (pid, _), (ppid, _) in self.last.items()}
         ticks = 0
         for key, (ppid, value) in self.last.items():
             start = self.first[key]
-            if key in final or ppid not in alive:
+            if key in final or not _reaped_into(ppid, alive, parents):
                 ticks += value - start  # alive at the end, or its time after the last reading is lost
             else:
-                ticks -= start  # reaped by a process of the run: its whole time is in that one's cutime
+                # reaped by a process of the run, or by one that a process of the run reaped in turn: its
+                # whole time is in the cutime of the nearest one still alive
+                ticks -= start
         cgroups = sum(self.groups_last[p] - self.groups_first[p] for p in self.groups_last)
         return ticks / clk_tck + cgroups
+
+
+def _reaped_into(ppid: int, alive: set[int], parents: dict[int, int]) -> bool:
+    """Whether a vanished process's time reached a process still alive: its parent is alive, or its parent
+    vanished too and was itself reaped into one (the chain `bash -c 'time xz …'` under the kit)."""
+    seen: set[int] = set()
+    while ppid not in alive:
+        if ppid in seen or ppid not in parents:
+            return False
+        seen.add(ppid)
+        ppid = parents[ppid]
+    return True
 
 
 # -- the figures of one point ------------------------------------------------------------------

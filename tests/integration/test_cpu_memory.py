@@ -39,9 +39,6 @@ def test_quick_notebook_run(name, parameters, docker_client, root_netns, bench_i
     assert not failures.exists() or pd.read_csv(failures).empty, failures.read_text()
     records = pd.read_csv(run_dir / "records.csv")
     assert set(records["env"]) == {"native", "docker-host-volume"}
-    # the run's own CPU (its processes, its container's cgroup, the engine's own time) never exceeds what
-    # the host spent: a container's process, reaped by containerd-shim, is counted once
-    assert (records["foreign_cpu_pct"].dropna() > -5).all(), records["foreign_cpu_pct"].describe()
     rates = records[records["metric"] != "error_fraction"]
     assert (rates["value"] > 0).all() and (records["value"] >= 0).all()
     expected = {"cpu": {"pxz", "linpack"}, "memory": {"stream", "randomaccess"}}[name]
