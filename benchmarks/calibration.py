@@ -8,7 +8,9 @@ process per run (correlation 0.9), combined as independent against aggregated pe
 drifting +18% to +33% over a run, blocked (a blocked comparison is decided only where the drift
 test clears its run: no trend found and none over 5% within its interval; at these sizes it never
 can) and interleaved (the repetition as a block: A/A "different" in about 5%, and at least the power
-of Welch's test where the drift test finds a trend). Run:
+of Welch's test where the drift test finds a trend). Last, repetitions added until decided
+(`kitlib.sequential`): an A/A "higher" claim looked at after every run from 3 to 8, each look at 95%
+(the naive rule) against each at the looks' level α/K, and an "about equal" claim at CV 2%. Run:
     PYTHONPATH=$PWD python benchmarks/calibration.py
 """
 
@@ -20,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from kitlib import sequential
 from kitlib.claims import core
 from kitlib.claims.core import NOT_REPRODUCED, REPRODUCED, about_equal, at_least_higher, band_status
 from kitlib.stats import paired_log_intervals, welch_log_intervals
@@ -222,6 +225,32 @@ def block_power(
     return {"welch": float(excludes_one(low, high).mean()), "paired": float(excludes_one(plow, phigh).mean())}
 
 
+# ---------------------------------------------------------------- adaptive stopping
+
+
+def adaptive_stopping(count: int = DRAWS, cv: float = 0.05, stopping: sequential.Stopping | None = None) -> dict:
+    """Runs added one at a time from 3 to `max_repetitions`, a verdict read after each, the run stopped at
+    the first decision. A/A against a one-sided claim ("higher": band [1, ∞)), so every "reproduced" is a
+    false decision: looked at with 95% every time (naive) and with the looks' level; then an A/A "about
+    equal (±5%)" claim at CV 2%: how often it is decided each way, and the runs it took."""
+    stopping = stopping or sequential.Stopping()
+    looks = stopping.looks(3)
+    other, base = draws(0.0, stopping.max_repetitions, cv, count, SEED + 50)
+    naive, _ = sequential.simulate(other, base, (1.0, math.inf), [core.ALPHA] * looks)
+    spent, _ = sequential.simulate(other, base, (1.0, math.inf), [stopping.look_alpha(3)] * looks)
+    fixed, _ = sequential.simulate(other, base, (1.0, math.inf), [core.ALPHA])
+    other, base = draws(0.0, stopping.max_repetitions, 0.02, count, SEED + 51)
+    equal, used = sequential.simulate(other, base, (0.95, 1.05), [stopping.look_alpha(3)] * looks)
+    return {
+        "fixed_n3_false": float(np.mean(fixed == REPRODUCED)),
+        "naive_false": float(np.mean(naive == REPRODUCED)),
+        "spent_false": float(np.mean(spent == REPRODUCED)),
+        "equal_reproduced": float(np.mean(equal == REPRODUCED)),
+        "equal_refuted": float(np.mean(equal == NOT_REPRODUCED)),
+        "equal_mean_runs": float(used.mean()),
+    }
+
+
 # ---------------------------------------------------------------- the table
 
 
@@ -258,6 +287,13 @@ def table(count: int = 2000, slow_count: int = 400) -> pd.DataFrame:
         add(f"interleaved 10% effect n={n}, drift: paired finds it", count, drifting["paired"], "≥ Welch")
         add(f"interleaved 10% effect n={n}, no drift: Welch finds it", count, steady["welch"], "power")
         add(f"interleaved 10% effect n={n}, no drift: paired finds it", count, steady["paired"], "< Welch: Welch kept")
+    adaptive = adaptive_stopping(count)
+    add("A/A 'higher', fixed n=3 at 95%: reproduced (false)", count, adaptive["fixed_n3_false"], "≤ 2.5%")
+    add("A/A 'higher', runs 3→8, every look at 95%: reproduced (false)", count, adaptive["naive_false"], "2.5% (fails)")
+    add("A/A 'higher', runs 3→8, looks at α/6: reproduced (false)", count, adaptive["spent_false"], "≤ 2.5%")
+    add("A/A 'about equal ±5%' CV 2%, runs 3→8 at α/6: reproduced", count, adaptive["equal_reproduced"], "power")
+    add("A/A 'about equal ±5%' CV 2%, runs 3→8 at α/6: refuted", count, adaptive["equal_refuted"], "≤ 5%")
+    add("A/A 'about equal ±5%' CV 2%, runs 3→8: mean runs a side", count, adaptive["equal_mean_runs"], "—")
     return pd.DataFrame(rows)
 
 
@@ -267,5 +303,7 @@ if __name__ == "__main__":
     print("n = 3, CV 5%, 10% effect:", f"{figures(n=3)['power_10pct_n10']:.4f}")
     print()
     shown = table()
-    shown["rate"] = shown["rate"].map(lambda r: f"{r:.1%}")
+    shown["rate"] = [
+        f"{r:.2f}" if "mean runs" in c else f"{r:.1%}" for c, r in zip(shown["case"], shown["rate"], strict=True)
+    ]
     print(shown.to_string(index=False))

@@ -48,8 +48,11 @@ def scale_of(reason: str) -> str | None:
     return {"mean": "level"}.get(found.group(1), found.group(1)) if found else None
 
 
-def spread(effect: float, low: float, high: float, p: float, n: int, scale: str) -> tuple[float, float] | None:
-    """(standard error, degrees of freedom) of an effect on its estimation scale, None without an interval."""
+def spread(
+    effect: float, low: float, high: float, p: float, n: int, scale: str, alpha: float = ALPHA
+) -> tuple[float, float] | None:
+    """(standard error, degrees of freedom) of an effect on its estimation scale, None without an interval;
+    `alpha` is the error rate its interval was computed at (a sequential run's is smaller than 0.05)."""
     if n < 2 or not all(math.isfinite(x) for x in (effect, low, high)):
         return None
     if scale == "ratio":
@@ -64,14 +67,14 @@ def spread(effect: float, low: float, high: float, p: float, n: int, scale: str)
     if math.isfinite(p) and 0 < p < 1 and centre != 0:
 
         def gap(d: float) -> float:
-            return 2 * sps.t.sf(abs(centre) * sps.t.ppf(1 - ALPHA / 2, d) / half, d) - p
+            return 2 * sps.t.sf(abs(centre) * sps.t.ppf(1 - alpha / 2, d) / half, d) - p
 
         try:
             if gap(1.0) * gap(1e6) < 0:
                 df = optimize.brentq(gap, 1.0, 1e6)
         except (ValueError, RuntimeError):
             pass
-    return half / float(sps.t.ppf(1 - ALPHA / 2, df)), df
+    return half / float(sps.t.ppf(1 - alpha / 2, df)), df
 
 
 def difference(mine: pd.Series, theirs: pd.Series) -> dict[str, object]:
@@ -94,8 +97,10 @@ def difference(mine: pd.Series, theirs: pd.Series) -> dict[str, object]:
         out["note"] = "a ratio that is not positive"
         return out
     out["difference"] = back(point)
-    a = spread(mine["ratio"], mine["ci_low"], mine["ci_high"], mine["p_value"], int(mine["n"]), scale)
-    b = spread(theirs["ratio"], theirs["ci_low"], theirs["ci_high"], theirs["p_value"], int(theirs["n"]), scale)
+    a, b = (
+        spread(v["ratio"], v["ci_low"], v["ci_high"], v["p_value"], int(v["n"]), scale, float(v.get("alpha", ALPHA)))
+        for v in (mine, theirs)
+    )
     if a is None or b is None:
         out["note"] = (
             "no interval on "

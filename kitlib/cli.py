@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 import warnings
 from pathlib import Path
 
 from kitlib import (
+    adaptive,
     against,
     estimate,
     experiments,
@@ -24,11 +26,11 @@ from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
 from kitlib.errors import KitError, PlanError
 from kitlib.notebooks import execute_experiment
-from kitlib.parameters import parse_value
+from kitlib.parameters import as_seconds, parse_value
 from kitlib.record_files import DuplicateRecords
 from kitlib.reproduce import reproduce
-from kitlib.runner import plan_units
-from kitlib.store import RunStore
+from kitlib.runner import plan_units, run_plan
+from kitlib.store import RunStore, load_records
 from kitlib.vm.prepare import prepare_guest
 
 
@@ -115,9 +117,25 @@ def _parser() -> argparse.ArgumentParser:
         help="thresholds of a disturbed point, e.g. '{\"max_foreign_cpu_pct\": 20}' (see kitlib.interference.Rule)",
     )
     run.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="after the first repetitions, add repetitions of what undecided claims need until each is decided, "
+        "the budget is spent or the run reaches --max-repetitions (intervals then keep their 95%% over every look)",
+    )
+    run.add_argument(
+        "--budget", default="30m", help="time for the whole run with --until-decided: 1800, 45m, 1.5h (default 30m)"
+    )
+    run.add_argument(
+        "--max-repetitions",
+        type=int,
+        default=None,
+        help="repetitions a run may grow to with --until-decided (default 8; each one past the first is a look)",
+    )
+    run.add_argument(
         "--dry-run",
         action="store_true",
-        help="print the plan, run_id, results folder, points in order and how many are done; start nothing",
+        help="print the plan, run_id, results folder, points in order and how many are done; start nothing "
+        "(with --until-decided: the runs and minutes each claim needs, from an earlier run here)",
     )
     run.set_defaults(func=cmd_run)
 
@@ -151,6 +169,15 @@ def _parser() -> argparse.ArgumentParser:
     reproduce = sub.add_parser("reproduce", help="quick profile of every experiment on every available environment")
     reproduce.add_argument("--profile", default="quick")
     reproduce.add_argument("--experiment", action="append", dest="experiments", default=None)
+    reproduce.add_argument(
+        "--budget",
+        default=None,
+        help="total time for the reproduce (default: the profile's, 45m for quick): what the first repetitions "
+        "leave goes to repetitions of what undecided claims need",
+    )
+    reproduce.add_argument(
+        "--fixed", action="store_true", help="only the profile's repetitions: no repetitions added until decided"
+    )
     reproduce.set_defaults(func=cmd_reproduce)
 
     verdicts = sub.add_parser(
@@ -228,8 +255,19 @@ def _interference_rule(args: argparse.Namespace) -> dict | None:
     return rule or None
 
 
+def _stopping(args: argparse.Namespace) -> dict | None:
+    """The plan's sequential design from `--until-decided` and `--max-repetitions`."""
+    if not args.until_decided:
+        if args.max_repetitions is not None:
+            raise PlanError("--max-repetitions: only with --until-decided")
+        return None
+    return {} if args.max_repetitions is None else {"max_repetitions": args.max_repetitions}
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    begun = time.monotonic()
     experiment = experiments.get(args.experiment)
+    budget = as_seconds("--budget", args.budget) if args.until_decided else None
     overrides = {name: parse_value(value, name) for name, value in args.param}
     plan = experiment.plan(
         environments=args.envs,
@@ -246,33 +284,41 @@ def cmd_run(args: argparse.Namespace) -> int:
         order=args.order,
         seed=args.seed,
         interference=_interference_rule(args),
+        until_decided=_stopping(args),
         **overrides,
     )
     if args.dry_run:
         return dry_run(plan)
+    root = paths.run_folder(plan.experiment, plan.run_id)
     if args.no_notebook:
-        from kitlib.runner import run_plan
-
-        result = run_plan(plan)
-        print(f"{len(result.records)} records, {len(result.failures)} failed units in {result.root}")
-        print(stability.report(result.records))
-        return 1 if len(result.failures) else 0
-    from kitlib import paths, signals
-
-    try:
-        output = execute_experiment(experiment, plan)
-    except signals.RunStopped as exc:  # the kernel kept what it measured in the run's folder
-        exc.run_root = exc.run_root or str(paths.results_root() / plan.experiment / plan.run_id)
-        raise
-
-    store = RunStore(output.parent)
+        run_plan(plan)
+    else:
+        try:
+            output = execute_experiment(experiment, plan)
+        except signals.RunStopped as exc:  # the kernel kept what it measured in the run's folder
+            exc.run_root = exc.run_root or str(root)
+            raise
+        print(f"executed notebook: {output}")
+    if budget is not None:
+        _until_decided(plan, root, budget - (time.monotonic() - begun))
+    store = RunStore(root)
     records, failures = store.consolidate(), store.failures()
-    print(f"executed notebook: {output}")
     print(f"{len(records)} records, {len(failures)} failed points in {store.root}")
     for _, row in failures.head(5).iterrows():
         print(f"  failed: {row['unit']}: {str(row['reason']).splitlines()[0][:200]}")
     print(stability.report(records))
     return 1 if len(failures) else 0
+
+
+def _until_decided(plan, root: Path, budget_s: float) -> None:
+    """Repetitions added to the run until its claims are decided or the budget is spent; then the verdicts."""
+    report = adaptive.extend_until_decided([(plan, root)], max(budget_s, 0.0), lambda p: run_plan(p))
+    print(f"{len(report.added)} repetition(s) added in {report.seconds / 60:.1f} min")
+    for note in report.notes:
+        print(f"  not within reach: {note}")
+    verdicts = adaptive.verdicts_of(plan, load_records(root))
+    for _, row in verdicts.iterrows():
+        print(f"  {row['status']:<17} {row['claim']}")
 
 
 def dry_run(plan) -> int:
@@ -284,7 +330,7 @@ def dry_run(plan) -> int:
     print(json.dumps(plan.model_dump(mode="json"), indent=2, sort_keys=True))
     print(f"run_id: {plan.run_id}")
     print(f"results folder: {store.root}{'' if store.root.exists() else ' (new)'}")
-    units = plan_units(plan)
+    units = plan_units(plan, extensions=store.extensions())
     done, todo = 0, []
     for unit in units:
         status = store.unit_status(unit.key)
@@ -299,7 +345,22 @@ def dry_run(plan) -> int:
         f"{len(units)} points ({plan.order} order, seed {plan.seed}), {done} already done, {len(units) - done} to run"
     )
     print(estimate.describe(estimate.estimate(plan, todo), estimate.rates()))
+    if plan.until_decided is not None:
+        _predict(plan)
     return 0
+
+
+def _predict(plan) -> None:
+    """Runs and minutes each claim of the plan would need, from this host's earlier records."""
+    table, source = adaptive.predict(plan, paths.results_root())
+    if table.empty:
+        print(
+            f"no earlier run of {plan.experiment} on this host to read its noise from: the first "
+            f"{plan.repetitions} repetitions are the pilot, then repetitions are added within the budget"
+        )
+        return
+    print(f"with --until-decided (each interval at {100 * (1 - plan.ci_alpha):.4g}%), from the noise of {source}:")
+    print(table.to_string(index=False))
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -339,7 +400,8 @@ def cmd_calibrate(_args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    return reproduce(profile=args.profile, only=args.experiments)
+    budget = as_seconds("--budget", args.budget) if args.budget is not None else None
+    return reproduce(profile=args.profile, only=args.experiments, budget_s=budget, adaptive=not args.fixed)
 
 
 def cmd_claims(args: argparse.Namespace) -> int:

@@ -81,15 +81,15 @@ class BridgeFit:
         return "proportional to size" if slope_significant else "fixed offset"
 
 
-def bridge_fit(table: pd.DataFrame) -> BridgeFit | None:
-    """Least-squares line through the per-size differences (both directions pooled)."""
+def bridge_fit(table: pd.DataFrame, alpha: float = 0.05) -> BridgeFit | None:
+    """Least-squares line through the per-size differences (both directions pooled), intervals at 1 − alpha."""
     from scipy import stats
 
     if table.empty or len(table) < 2:
         return None
     fit = stats.linregress(table["size_kb"].astype(float), table["difference_us"].astype(float))
     n = len(table)
-    t = stats.t.ppf(0.975, n - 2) if n > 2 else np.nan
+    t = stats.t.ppf(1 - alpha / 2, n - 2) if n > 2 else np.nan
     return BridgeFit(
         offset_us=float(fit.intercept),
         offset_ci=(float(fit.intercept - t * fit.intercept_stderr), float(fit.intercept + t * fit.intercept_stderr)),

@@ -14,6 +14,7 @@ import ast
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,23 @@ def as_number(name: str, value: Any) -> float:
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 120 else text[:120] + "…"
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|min|h)?\s*$")
+_UNIT_SECONDS = {None: 1.0, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+#: the longest time budget a run may be given: a week, past which a plan belongs split into runs
+MAX_BUDGET_S = 7 * 24 * 3600.0
+
+
+def as_seconds(name: str, value: Any) -> float:
+    """A time budget: seconds as a number, or text like '1800', '45m', '1.5h'; positive and at most a week."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        found = _DURATION.match(str(value)) if isinstance(value, str) else None
+        if not found:
+            raise ParameterError(f"{name}: a duration such as 1800, 45m or 1.5h, got {_shown(value)}")
+        seconds = float(found[1]) * _UNIT_SECONDS[found[2]]
+    if not 0 < seconds <= MAX_BUDGET_S:
+        raise ParameterError(f"{name}: between 0 and a week ({MAX_BUDGET_S:g} s), got {seconds:g} s")
+    return seconds

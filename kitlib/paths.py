@@ -15,6 +15,11 @@ def results_root() -> Path:
     return Path(os.environ.get("KIT_RESULTS", PROJECT_ROOT / "results"))
 
 
+def run_folder(experiment: str, run_id: str, results: Path | None = None) -> Path:
+    """Where a run's records, units and provenance live: <results>/<experiment>/<run_id>."""
+    return (results or results_root()) / experiment / run_id
+
+
 def figures_root() -> Path:
     return Path(os.environ.get("KIT_FIGURES", PROJECT_ROOT / "figures"))
 

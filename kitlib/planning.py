@@ -25,7 +25,9 @@ from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
 from kitlib.interference import Rule
 from kitlib.provenance import this_host_id
+from kitlib.sequential import Stopping
 from kitlib.ssh_files import check_private_key
+from kitlib.steady import Rule as SteadyRule
 
 #: the environment kinds a remote system under test runs (over SSH, with its own Docker engine)
 REMOTE_KINDS = ("native", "docker")
@@ -75,6 +77,12 @@ class Plan(BaseModel):
     #: plans made by the kit record the defaults, a plan.json from before the rule existed reads as None
     #: (the defaults apply; left out of the digest, so such a run still resumes)
     interference: Rule | None = None
+    #: when a time-bound point is steady enough to count (`kitlib.steady.Rule`); None in a plan.json from
+    #: before the rule existed (the defaults apply; left out of the digest, so such a run still resumes)
+    steady: SteadyRule | None = None
+    #: repetitions added after `repetitions` until the claims are decided (`kitlib.sequential`); None:
+    #: the fixed design, its intervals at 95%. Part of the digest: a sequential run's intervals are wider
+    until_decided: Stopping | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -87,7 +95,9 @@ class Plan(BaseModel):
             data = {**data, "host": this_host_id()}
         if isinstance(data, dict) and data.get("seed") is None:
             payload = {
-                k: v for k, v in data.items() if k not in NOT_IDENTITY and k not in ("seed", "host", "interference")
+                k: v
+                for k, v in data.items()
+                if k not in NOT_IDENTITY and k not in ("seed", "host", "interference", "steady")
             }
             text = json.dumps(payload, sort_keys=True, default=str)
             data = {**data, "seed": int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)}
@@ -188,8 +198,9 @@ class Plan(BaseModel):
         """Everything that changes what is measured: the digest's input, and what must match to resume."""
         payload = self.model_dump(mode="json", exclude=set(NOT_IDENTITY))
         payload["peer"] = self.peer_path
-        if payload.get("interference") is None:
-            payload.pop("interference", None)
+        for optional in ("interference", "steady", "until_decided"):  # absent from older plans, or not chosen
+            if payload.get(optional) is None:
+                payload.pop(optional, None)
         return payload
 
     @property
@@ -209,6 +220,11 @@ class Plan(BaseModel):
                 rng.shuffle(envs)
             rounds.append(envs)
         return rounds
+
+    @property
+    def ci_alpha(self) -> float | None:
+        """The error rate of every interval on this run's records where it may grow (None: fixed design)."""
+        return None if self.until_decided is None else self.until_decided.look_alpha(self.repetitions)
 
     @property
     def run_id(self) -> str:

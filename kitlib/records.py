@@ -31,6 +31,10 @@ BOOKKEEPING_COLUMNS = frozenset(
     | {"duration_s"}
     # the point's measurement quality (kitlib.interference): how it went, not what was measured
     | {"steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "attempt", "discarded_attempts", "disturbed"}
+    # a time-bound point's steadiness (kitlib.steady)
+    | {"steady", "steady_halfwidth_pct", "steady_bias_pct", "warmup_s", "point_seconds"}
+    # the error rate of a sequential run's intervals (kitlib.sequential)
+    | {"ci_alpha"}
 )
 #: Facts of the kit's own measuring programs (which program and source, the sizes it derived from the
 #: plan and the host): they describe a run and split no series unless an experiment's schema declares one

@@ -1,7 +1,10 @@
 """`make reproduce`: every experiment's profile on every environment this host offers, then the analysis.
 
 KVM joins when it really works here; software emulation (`qemu-tcg`) is never included unasked,
-because it measures an emulator, not a hypervisor.
+because it measures an emulator, not a hypervisor. Every run is planned `--until-decided`: after the
+profile's repetitions of every experiment, the time left in the budget goes to repetitions of what
+undecided claims need (`kitlib.adaptive`), the intervals kept valid over those looks
+(`kitlib.sequential`); `--fixed` runs the profile's repetitions only, at 95%.
 """
 
 from __future__ import annotations
@@ -12,15 +15,17 @@ import time
 import traceback
 
 from kitlib import estimate, experiments, paths, provenance, timing
+from kitlib.adaptive import extend_until_decided
 from kitlib.environments import availability
 from kitlib.notebooks import execute, execute_experiment
-from kitlib.runner import plan_units
+from kitlib.runner import plan_units, run_plan
 from kitlib.store import RunStore
 
 VM_LABELS_WHEN_KVM = ("kvm", "kvm-tuned")
 ANALYSIS_NOTEBOOKS = ("statistics", "figures", "littles-law", "claims")
-#: what the quick profile promises on a 2-core machine: every experiment here, then the analysis
-PROMISED_MINUTES = {"quick": 30}
+#: what the quick profile promises on a 2-core machine: every experiment here, repetitions added until
+#: the claims are decided, then the analysis (the profile's repetitions alone take about half of it)
+PROMISED_MINUTES = {"quick": 45}
 #: the analysis notebooks' share of a reproduce, before they have run here
 ANALYSIS_SECONDS = 120.0
 
@@ -60,8 +65,13 @@ def timing_path():
     return paths.results_root() / "timing.csv"
 
 
-def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
+def reproduce(
+    profile: str = "quick", only: list[str] | None = None, budget_s: float | None = None, adaptive: bool = True
+) -> int:
+    """Run, decide, analyse; `budget_s` bounds the whole (default: the profile's promise, else none)."""
     begun = time.monotonic()
+    if budget_s is None and profile in PROMISED_MINUTES:
+        budget_s = PROMISED_MINUTES[profile] * 60.0
     steps: list[timing.StepTime] = []
     _prove_kvm()
     rows = availability()
@@ -77,8 +87,8 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
         if not envs:
             print(f"{name}: no environment available, skipped")
             continue
-        plans[name] = experiment.plan(environments=envs, profile=profile)
-    expected = announce(plans, profile)
+        plans[name] = experiment.plan(environments=envs, profile=profile, until_decided={} if adaptive else None)
+    expected = announce(plans, profile, budget_s)
     for name, plan in plans.items():
         experiment = experiments.get(name)
         envs = list(plan.environments)
@@ -89,8 +99,10 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
         except Exception:  # one failing experiment must not hide the others' results
             failures += 1
             print(f"{name}: FAILED\n{traceback.format_exc(limit=2)}")
-        tool_s, units = timing.store_tool_time(paths.results_root() / name / plan.run_id, since)
+        tool_s, units = timing.store_tool_time(paths.run_folder(name, plan.run_id), since)
         steps.append(timing.StepTime(name, time.monotonic() - started, tool_s, units, expected.get(name)))
+    if adaptive:
+        steps.append(until_decided(plans, budget_s, begun))
     for name in ANALYSIS_NOTEBOOKS:
         notebook = paths.notebooks_root() / "analysis" / f"{name}.ipynb"
         if not notebook.exists():
@@ -120,24 +132,43 @@ def reproduce(profile: str = "quick", only: list[str] | None = None) -> int:
     return 1 if failures else 0
 
 
-def announce(plans: dict, profile: str) -> dict[str, float]:
+def until_decided(plans: dict, budget_s: float | None, begun: float) -> timing.StepTime:
+    """Repetitions of what undecided claims need, in the time the budget leaves before the analysis."""
+    left = (budget_s or 0.0) - (time.monotonic() - begun) - ANALYSIS_SECONDS
+    print(f"until decided: {max(left, 0) / 60:.1f} min left for repetitions of what undecided claims need", flush=True)
+    started, since = time.monotonic(), provenance.now()
+    runs = [(plan, paths.run_folder(name, plan.run_id)) for name, plan in plans.items()]
+    report = extend_until_decided(runs, max(left, 0.0), lambda plan: run_plan(plan, progress=sys.stderr.isatty()))
+    for note in report.notes:
+        print(f"  not within reach: {note}")
+    tool_s = units = 0
+    for _, root in runs:
+        found_s, found_units = timing.store_tool_time(root, since)
+        tool_s, units = tool_s + found_s, units + found_units
+    return timing.StepTime(
+        f"until decided ({len(report.added)} repetitions)", time.monotonic() - started, tool_s, units
+    )
+
+
+def announce(plans: dict, profile: str, budget_s: float | None = None) -> dict[str, float]:
     """Print the estimate per experiment (points not yet done) and the total against the profile's
     promise, before anything runs; return the estimates by experiment."""
     speed = estimate.rates()
     expected: dict[str, float] = {}
     print(f"estimated time per experiment on this host ({speed.source}):")
     for name, plan in plans.items():
-        store = RunStore(paths.results_root() / name / plan.run_id)
-        todo = store.pending(plan_units(plan))
+        store = RunStore(paths.run_folder(name, plan.run_id))
+        todo = store.pending(plan_units(plan, extensions=store.extensions()))
         found = estimate.estimate(plan, todo, calibrated=speed)
         expected[name] = found.total
         print(f"  {name:<14} {estimate.minutes(found.total):>9}  ({len(todo)} points to measure)")
     total = sum(expected.values()) + ANALYSIS_SECONDS
-    promise = PROMISED_MINUTES.get(profile)
     line = f"  total about {estimate.minutes(total)} with the analysis"
-    if promise is not None:
-        verdict = "within" if total <= promise * 60 else "OVER"
-        line += f": {verdict} the {profile} profile's promise of {promise} min"
+    if budget_s is not None:
+        verdict = "within" if total <= budget_s else "OVER"
+        line += f": {verdict} the budget of {budget_s / 60:.0f} min"
+        if any(plan.until_decided is not None for plan in plans.values()) and total < budget_s:
+            line += f"; the {estimate.minutes(budget_s - total)} left go to repetitions of undecided claims"
     print(line, flush=True)
     return expected
 

@@ -16,20 +16,33 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
+import json
+import random
 import socket
 import time
 import traceback
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from kitlib import cpus, environments, experiments, interference, naming, paths, provenance, signals
+from kitlib import (
+    cpus,
+    environments,
+    experiments,
+    interference,
+    naming,
+    paths,
+    provenance,
+    sequential,
+    signals,
+    steady,
+)
 from kitlib.environments.docker import docker_client
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
-from kitlib.experiments.base import Workload
+from kitlib.experiments.base import RawResult, Workload
 from kitlib.image import ensure_image
 from kitlib.peer import make_peer
 from kitlib.planning import Plan
@@ -62,12 +75,17 @@ class Unit:
         return unit_key(self.env, self.point, self.repetition, self.workload.name)
 
 
-def plan_units(plan: Plan, workloads: list[Workload] | None = None) -> list[Unit]:
-    """Every unit of the plan in the order it runs (see the module docstring)."""
+def plan_units(
+    plan: Plan, workloads: list[Workload] | None = None, extensions: list[dict[str, Any]] | None = None
+) -> list[Unit]:
+    """Every unit of the plan in the order it runs (see the module docstring), then those of the
+    repetitions a sequential run added (`RunStore.extensions`), each in an order shuffled from the
+    plan's seed and its repetition, positions continuing the plan's."""
     workloads = experiments.get(plan.experiment).workloads(plan) if workloads is None else workloads
 
-    def block(env: str, rep: int) -> list[tuple[Workload, str, dict[str, Any], int]]:
-        return [(w, env, point, rep) for w in workloads if w.applies_to(env) for point in w.points()]
+    def block(env: str, rep: int, names: set[str] | None = None) -> list[tuple[Workload, str, dict[str, Any], int]]:
+        chosen = [w for w in workloads if w.applies_to(env) and (names is None or w.name in names)]
+        return [(w, env, point, rep) for w in chosen for point in w.points()]
 
     if plan.order == "blocked":
         ordered = [
@@ -80,6 +98,10 @@ def plan_units(plan: Plan, workloads: list[Workload] | None = None) -> list[Unit
         ]
     else:
         ordered = [u for rep, envs in enumerate(plan.environment_order()) for env in envs for u in block(env, rep)]
+    for added in extensions or []:
+        rep, envs = int(added["repetition"]), list(added["environments"])
+        random.Random(f"{plan.seed}:{rep}").shuffle(envs)
+        ordered += [u for env in envs for u in block(env, rep, set(added["workloads"]))]
     return [Unit(w, env, point, rep, position) for position, (w, env, point, rep) in enumerate(ordered)]
 
 
@@ -99,9 +121,9 @@ def run_plan(
     """Run every unit of the plan that is not already done; return all records of the run."""
     experiment = experiments.get(plan.experiment)
     experiment.check(plan, plan.experiment)  # before anything is written: a bad plan leaves no folder
-    units = plan_units(plan, experiment.workloads(plan))
     store = RunStore((results_root or paths.results_root()) / plan.experiment / plan.run_id)
     store.write_plan(plan.model_dump(mode="json"))
+    units = plan_units(plan, experiment.workloads(plan), store.extensions())
     idle = [env for env in plan.environments if not any(u.env == env for u in units)]
     if idle:
         warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", stacklevel=2)
@@ -176,6 +198,9 @@ class RunContext:
     bar: tqdm
     image: str | None  # None: the benchmark image built from base_image
     base_image: str
+    #: the duration a time-bound point grew to for steady state, by workload and point: later
+    #: repetitions and environments start there instead of growing again
+    sizes: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
@@ -208,7 +233,7 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
             for workload in dict.fromkeys(u.workload for u in units):
                 workload.prepare(env, peer)
                 for unit in (u for u in units if u.workload is workload):
-                    _run_unit(unit, env, peer, plan, store, placement)
+                    _run_unit(unit, env, peer, plan, store, placement, run.sizes)
                     bar.update(1)
                 workload.finish(env, peer)
             try:  # again: what the workloads added (companions); an engine gone mid-run keeps the first
@@ -225,13 +250,28 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
         warnings.warn(reason, stacklevel=2)
 
 
-def _run_unit(unit: Unit, env, peer, plan: Plan, store: RunStore, placement: dict[str, Any] | None = None) -> None:
-    """Measure the point, again while the interference rule finds it disturbed (at most max_attempts
-    times): every discarded attempt is kept as units/<key>.attempt<N>.json with its reason."""
+def _run_unit(
+    unit: Unit,
+    env,
+    peer,
+    plan: Plan,
+    store: RunStore,
+    placement: dict[str, Any] | None = None,
+    sizes: dict[tuple[str, str], float] | None = None,
+) -> None:
+    """Measure the point, again while the interference rule finds it disturbed or, for a time-bound
+    point, the steady-state rule finds it too short (then for longer), at most max_attempts times:
+    every discarded attempt is kept as units/<key>.attempt<N>.json with its reason."""
     rule = plan.interference or interference.DEFAULT_RULE
+    sizes = {} if sizes is None else sizes
+    size_key = (unit.workload.name, json.dumps(unit.point, sort_keys=True, default=str))
+    profile_s = unit.workload.profile_seconds()
+    seconds = max(profile_s, sizes.get(size_key, 0.0)) if profile_s is not None else None
     discarded: list[dict[str, Any]] = []
     for attempt in range(1, rule.max_attempts + 1):
-        kept = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule)
+        kept, grown = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds)
+        if grown is not None:
+            seconds = sizes[size_key] = max(grown, sizes.get(size_key, 0.0))
         if kept:
             return
 
@@ -246,9 +286,10 @@ def _attempt_unit(
     attempt: int,
     discarded: list[dict[str, Any]],
     rule: interference.Rule,
-) -> bool:
-    """One attempt; True when it is the one that counts (or the point failed), False when it was
-    disturbed and is kept aside for another attempt."""
+    seconds: float | None = None,
+) -> tuple[bool, float | None]:
+    """One attempt: (whether it is the one that counts, or the point failed; the longer duration the
+    steady-state rule asks for, or None). An attempt that does not count is kept aside."""
     info: dict[str, Any] = {
         "env": unit.env,
         "workload": unit.workload.name,
@@ -258,19 +299,31 @@ def _attempt_unit(
         "started": provenance.now(),
     }
     bookkeeping = {**(placement or {}), "position": unit.position, "started": info["started"]}
+    if plan.ci_alpha is not None:  # a run that may grow: every interval on its records at the looks' level
+        bookkeeping[sequential.COLUMN] = plan.ci_alpha
     mark = len(env.commands), len(peer.commands)
     started = time.monotonic()
     raw = None
+    grown = None
     try:
         with _sampler(unit, env, plan) as sampler:
-            raw = unit.workload.measure(env, peer, unit.point)
+            if seconds is None:
+                raw = unit.workload.measure(env, peer, unit.point)
+            else:
+                raw = unit.workload.measure(env, peer, unit.point, seconds=seconds)
         figures = sampler.figures if sampler is not None else None
-        reasons = rule.reasons(figures)
-        last = not reasons or attempt == rule.max_attempts
+        disturbed = rule.reasons(figures)
+        steady_rule = plan.steady or steady.DEFAULT_RULE
+        measurements, series = _read(unit, raw, store, sized=seconds is not None)
+        found, unsteady, grown = _steadiness(unit, series, steady_rule, seconds)
+        again = disturbed + (unsteady if grown is not None else [])
+        last = not again or attempt == rule.max_attempts
         key = unit.key if last else f"{unit.key}.attempt{attempt}"
-        info["raw_files"] = store.save_raw(key, raw.outputs)
-        measurements = unit.workload.parse(raw, str(store.raw_dir / key))
-        quality = _quality_columns(figures, attempt, len(discarded), bool(reasons))
+        info["raw_files"] = store.save_raw(key, {**raw.outputs, **raw.series})
+        quality = {
+            **_quality_columns(figures, attempt, len(discarded), bool(disturbed)),
+            **steady.columns(found, None if found is None else not unsteady, seconds),
+        }
         records = place(
             measurements,
             experiment=plan.experiment,
@@ -286,22 +339,35 @@ def _attempt_unit(
                 **quality,
             },
         )
-        seconds = round(time.monotonic() - started, 3)
-        info.update(_unit_commands(env, peer, mark), seconds=seconds, finished=provenance.now())
-        info["tool_seconds"] = tool_seconds(info["commands"], seconds)
+        elapsed = round(time.monotonic() - started, 3)
+        info.update(_unit_commands(env, peer, mark), seconds=elapsed, finished=provenance.now())
+        info["tool_seconds"] = tool_seconds(info["commands"], elapsed)
         info["interference"] = {
             "figures": figures.as_dict() if figures else None,
             "sampler_error": sampler.error if sampler is not None else "not sampled: the system under test is remote",
             "rule": rule.model_dump(mode="json"),
-            "disturbed": reasons,
+            "disturbed": disturbed,
             "attempt": attempt,
             "discarded_attempts": discarded,
         }
+        if found is not None:
+            info["steady"] = {
+                "rule": steady_rule.model_dump(mode="json"),
+                "warmup_method": found.method,
+                "intervals": found.intervals,
+                "interval_s": found.interval_s,
+                "point_seconds": seconds,
+                "unsteady": unsteady,
+                "next_seconds": grown,
+            }
         if not last:
-            reason = "disturbed: " + "; ".join(reasons)
+            parts = [f"disturbed: {'; '.join(disturbed)}"] if disturbed else []
+            if grown is not None:
+                parts.append(f"unsteady at {seconds:g} s: {'; '.join(unsteady)}; next {grown:g} s")
+            reason = "; ".join(parts)
             store.save_attempt(unit.key, attempt, reason, records, info)
             discarded.append({"attempt": attempt, "file": f"units/{key}.json", "reason": reason})
-            return False
+            return False, grown
         store.save_ok(unit.key, records, info)
     except (CommandFailed, ParseError, KitError, *_engine_errors()) as exc:
         info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
@@ -309,7 +375,31 @@ def _attempt_unit(
             info["interference"] = {"attempt": attempt, "discarded_attempts": discarded}
         state = _environment_state(env)
         store.save_failed(unit.key, f"{state}; {_reason(exc)}" if state else _reason(exc), info)
-    return True
+    return True, None
+
+
+def _read(unit: Unit, raw: RawResult, store: RunStore, sized: bool) -> tuple[list, tuple[list[float], float] | None]:
+    """The point's measurements and, where it is sized for steady state, its sub-intervals. Output that
+    does not parse fails the point; it is kept under the point's own name for the reader of the error."""
+    source = str(store.raw_dir / unit.key)
+    try:
+        return unit.workload.parse(raw, source), unit.workload.intervals(raw, source) if sized else None
+    except ParseError:
+        store.save_raw(unit.key, {**raw.outputs, **raw.series})
+        raise
+
+
+def _steadiness(
+    unit: Unit, series: tuple[list[float], float] | None, rule: steady.Rule, seconds: float | None
+) -> tuple[steady.Steadiness | None, list[str], float | None]:
+    """What the point's sub-intervals say (None where it is not sized), why it is not steady enough,
+    and the longer duration that would be (None: not needed, or already the longest allowed)."""
+    if seconds is None or not series:
+        return None, [], None
+    found = steady.assess(*series)
+    unsteady = steady.reasons(rule, found)
+    grown = steady.longer(rule, found, seconds, unit.workload.profile_seconds()) if unsteady else None
+    return found, unsteady, grown
 
 
 def _sampler(unit: Unit, env, plan: Plan):

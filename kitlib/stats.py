@@ -88,24 +88,27 @@ class Comparison:
         return cls(ratio, nan, nan, nan, test, n, n_baseline, f"not comparable: {reason}")
 
 
-def log_ratio_interval(values, baseline) -> tuple[float, float, float, float, int]:
-    """Ratio of geometric means with its 95% interval and Welch's p, all from one model: Welch's t on the
-    logarithms. (ratio, low, high, p, degrees of freedom); at small n a bootstrap interval would be too
-    narrow and disagree with the test, this one cannot."""
+def log_ratio_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, float, float, float, int]:
+    """Ratio of geometric means with its 1 − alpha (95%) interval and Welch's p, all from one model: Welch's
+    t on the logarithms. (ratio, low, high, p, degrees of freedom); at small n a bootstrap interval would be
+    too narrow and disagree with the test, this one cannot."""
     from scipy import stats
 
     la, lb = np.log(np.asarray(values, dtype=float)), np.log(np.asarray(baseline, dtype=float))
-    return _welch(la, lb, stats, transform=np.exp)
+    return _welch(la, lb, stats, transform=np.exp, alpha=alpha)
 
 
-def difference_interval(values, baseline) -> tuple[float, float, float, float, int]:
-    """Difference of means with its 95% Welch interval and Welch's p: (difference, low, high, p, df)."""
+def difference_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, float, float, float, int]:
+    """Difference of means with its 1 − alpha (95%) Welch interval and Welch's p: (difference, low, high, p, df)."""
     from scipy import stats
 
-    return _welch(np.asarray(values, dtype=float), np.asarray(baseline, dtype=float), stats, transform=float)
+    a, b = np.asarray(values, dtype=float), np.asarray(baseline, dtype=float)
+    return _welch(a, b, stats, transform=float, alpha=alpha)
 
 
-def _welch(a: np.ndarray, b: np.ndarray, stats, transform) -> tuple[float, float, float, float, int]:
+def _welch(
+    a: np.ndarray, b: np.ndarray, stats, transform, alpha: float = ALPHA
+) -> tuple[float, float, float, float, int]:
     diff = float(a.mean() - b.mean())
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     se = float(np.sqrt(va + vb))
@@ -113,7 +116,7 @@ def _welch(a: np.ndarray, b: np.ndarray, stats, transform) -> tuple[float, float
         p = 1.0 if diff == 0 else 0.0
         return transform(diff), transform(diff), transform(diff), p, len(a) + len(b) - 2
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
+    half = float(stats.t.ppf(1 - alpha / 2, df)) * se
     p = float(2 * stats.t.sf(abs(diff) / se, df))
     return transform(diff), transform(diff - half), transform(diff + half), p, int(df)
 
@@ -182,19 +185,19 @@ def paired_log_interval(values, baseline) -> tuple[float, float, float, float, i
     return _paired(np.log(np.asarray(values, dtype=float)) - np.log(np.asarray(baseline, dtype=float)), np.exp)
 
 
-def paired_difference_interval(values, baseline) -> tuple[float, float, float, float, int]:
-    """The paired analysis of a difference: mean difference within pairs, its 95% t interval, p, df."""
-    return _paired(np.asarray(values, dtype=float) - np.asarray(baseline, dtype=float), float)
+def paired_difference_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, float, float, float, int]:
+    """The paired analysis of a difference: mean difference within pairs, its 1 − alpha t interval, p, df."""
+    return _paired(np.asarray(values, dtype=float) - np.asarray(baseline, dtype=float), float, alpha)
 
 
-def _paired(d: np.ndarray, transform) -> tuple[float, float, float, float, int]:
+def _paired(d: np.ndarray, transform, alpha: float = ALPHA) -> tuple[float, float, float, float, int]:
     from scipy import stats
 
     mean, df = float(d.mean()), len(d) - 1
     se = float(d.std(ddof=1) / np.sqrt(len(d)))
     if se == 0:
         return transform(mean), transform(mean), transform(mean), 1.0 if mean == 0 else 0.0, df
-    half = float(stats.t.ppf(1 - ALPHA / 2, df)) * se
+    half = float(stats.t.ppf(1 - alpha / 2, df)) * se
     p = float(2 * stats.t.sf(abs(mean) / se, df))
     return transform(mean), transform(mean - half), transform(mean + half), p, df
 
@@ -210,9 +213,11 @@ def paired_log_intervals(values: np.ndarray, baseline: np.ndarray) -> tuple[np.n
     return np.exp(mean), np.exp(mean - half), np.exp(mean + half)
 
 
-def runs_for_power(sd: float, distance: float, power: float = 0.8, paired: bool = False, cap: int = 1000) -> int:
-    """Runs a side for which an interval of half-width t(0.975, df) × se clears `distance` with
-    probability `power`: the smallest N with (t(0.975, df) + t(power, df)) × se(N) ≤ distance, where
+def runs_for_power(
+    sd: float, distance: float, power: float = 0.8, paired: bool = False, cap: int = 1000, alpha: float = ALPHA
+) -> int:
+    """Runs a side for which an interval of half-width t(1 − alpha/2, df) × se clears `distance` with
+    probability `power`: the smallest N with (t(1 − alpha/2, df) + t(power, df)) × se(N) ≤ distance, where
     se(N) = sd × √(2/N) and df = 2N − 2 for two samples of one spread `sd` a side (Welch), or se(N) =
     sd / √N and df = N − 1 for pairs whose differences spread by `sd`. The t quantiles are taken at that
     N (found by search), not the normal ones, which at small N would promise too few runs. Returns
@@ -225,7 +230,7 @@ def runs_for_power(sd: float, distance: float, power: float = 0.8, paired: bool 
     def enough(n: int) -> bool:
         df = n - 1 if paired else 2 * n - 2
         se = sd / np.sqrt(n) if paired else sd * np.sqrt(2 / n)
-        return (stats.t.ppf(1 - ALPHA / 2, df) + stats.t.ppf(power, df)) * se <= distance
+        return (stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * se <= distance
 
     if not enough(cap):
         return cap + 1

@@ -252,6 +252,23 @@ class RunStore:
                 "make the plan on this machine (its run_id then names this machine)"
             )
 
+    # -- repetitions added to a sequential run ---------------------------------------------
+    def extensions(self) -> list[dict[str, Any]]:
+        """The repetitions added to the plan's by `--until-decided`, in the order they were added: each
+        {repetition, environments, workloads, why}. A resumed run measures them as it does the plan's."""
+        path = self.root / "extensions.json"
+        return list(read_json(path).get("extensions") or []) if path.exists() else []
+
+    def add_extension(self, repetition: int, environments: list[str], workloads: list[str], why: list[str]) -> None:
+        """Record one more repetition of these environments and workloads (written before it runs, so an
+        interrupted run resumes it)."""
+        found = self.extensions()
+        if any(e["repetition"] == repetition for e in found):
+            raise KitError(f"{self.root}: repetition {repetition} was already added")
+        entry = {"repetition": repetition, "environments": environments, "workloads": workloads, "why": why}
+        document = {"format_version": FORMAT_VERSION, "extensions": [*found, entry]}
+        atomic_write(self.root / "extensions.json", json.dumps(document, indent=2))
+
     # -- units -----------------------------------------------------------------------------
     def pending(self, units: Iterable[Any]) -> list[Any]:
         """The units (anything with a `key`) not done yet: never run, failed, or without their records."""

@@ -44,7 +44,10 @@ __all__ = [
     "of",
 ]
 
-COLUMNS = ["claim", "host", "source", "statement", "status", "reason", "ratio", "ci_low", "ci_high", "p_value", "n"]
+COLUMNS = [
+    *("claim", "host", "source", "statement", "status", "reason", "ratio", "ci_low", "ci_high", "p_value", "n"),
+    *("alpha", "needed", "envs", "workloads"),
+]
 
 
 LISTING_COLUMNS = ["claim", "source", "quote", "band", "kind"]

@@ -1,4 +1,4 @@
-"""One verdict rule for every claim: the 95% interval of an effect against the band the paper states.
+"""One verdict rule for every claim: the interval of an effect against the band the paper states.
 
 A claim carries the sentence it encodes (a verbatim quote from the seed texts), the band on an effect
 (a ratio or a difference, with its direction) and the rule that turns the sentence into that band (the
@@ -10,12 +10,14 @@ one host and one configuration: where records sweep a parameter, every configura
 itself and all must hold, since no seed averages a sweep. Where configurations are combined, each run
 is aggregated over them first (n counts runs); the test follows the run's design (`effect_between`):
 pairs within a repetition where an interleaved run drifts, Welch's t otherwise, and no decision from a
-blocked run the drift test cannot clear. The evidence text is written from the same numbers as the
-verdict, so the two cannot disagree.
+blocked run the drift test cannot clear. Intervals are 95%, or on the records of a run that added
+repetitions until its claims were decided, at the level its looks keep (`kitlib.sequential`). The
+evidence text is written from the same numbers as the verdict, so the two cannot disagree.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from kitlib import drift, experiments, run_order, stats
+from kitlib import drift, experiments, run_order, sequential, stats
 from kitlib.environments.labels import EMULATED, parse_label, replicated
 from kitlib.errors import PlanError
 from kitlib.records import BOOKKEEPING_COLUMNS
@@ -85,6 +87,13 @@ class Verdict:
     ci_high: float = float("nan")
     p_value: float = float("nan")
     n: int = 0  # fewest runs a side in any configuration the effect rests on
+    #: runs a side that would likely decide an inconclusive verdict (80% power; None: no estimate)
+    needed: int | None = None
+    #: the environments and workloads whose records the verdict rests on (what more runs would repeat)
+    envs: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()
+    #: the error rate of the interval (0.05, or a sequential run's per-look level)
+    alpha: float = ALPHA
 
     @property
     def effect(self) -> float:
@@ -258,9 +267,10 @@ def _fmt(x: float) -> str:
 
 @dataclass(frozen=True)
 class Effect:
-    """An effect with its 95% interval, the fewest runs a side behind it and how it was combined;
-    `df` and `paired` say which t the interval used (for the runs that would decide it), `undecided`
-    why the interval, however narrow, may not decide (a blocked run with a drift)."""
+    """An effect with its interval (95%, or the level of a sequential run's looks: `alpha`), the fewest
+    runs a side behind it and how it was combined; `df` and `paired` say which t the interval used (for
+    the runs that would decide it), `undecided` why the interval, however narrow, may not decide (a
+    blocked run with a drift)."""
 
     value: float
     low: float
@@ -272,6 +282,7 @@ class Effect:
     df: float = math.nan
     paired: bool = False
     undecided: str = ""
+    alpha: float = ALPHA
 
 
 def configuration_columns(rows: pd.DataFrame) -> list[str]:
@@ -354,6 +365,7 @@ def effect_between(
         return f"no run of {env if va.empty else baseline} holds every configuration ({len(common)})"
     pairs = sorted(set(va.index) & set(vb.index))
     both = pd.concat([a, b])
+    alpha = sequential.alpha_of(both)
     order = run_order.order_of(both)
     trend = drift.flagged(both if context is None else context[context["env"].isin([env, baseline])])
     paired = order == run_order.INTERLEAVED and bool(trend) and len(pairs) >= MIN_RUNS
@@ -377,13 +389,13 @@ def effect_between(
     else:
         point, n = float(va.mean() - vb.mean()), min(len(va), len(vb))
     if n < MIN_RUNS:
-        return Effect(back(point), math.nan, math.nan, math.nan, n, how, scale, undecided=undecided)
+        return Effect(back(point), math.nan, math.nan, math.nan, n, how, scale, undecided=undecided, alpha=alpha)
     interval = stats.paired_difference_interval if paired else stats.difference_interval
     x, y = (va[pairs], vb[pairs]) if paired else (va, vb)
-    _, low, high, p, df = interval(x.to_numpy(), y.to_numpy())
+    _, low, high, p, df = interval(x.to_numpy(), y.to_numpy(), alpha)
     if low == high:
         df = n - 1 if paired else len(va) + len(vb) - 2
-    return Effect(back(point), back(low), back(high), p, n, how, scale, float(df), paired, undecided)
+    return Effect(back(point), back(low), back(high), p, n, how, scale, float(df), paired, undecided, alpha)
 
 
 def per_configuration(
@@ -422,15 +434,16 @@ def _natural(key: str) -> list:
     return out
 
 
-def level_of(values: pd.Series) -> Effect | str:
-    """The mean of one series with its 95% t interval (for a claim on a level, e.g. start-up < 1 s)."""
+def level_of(values: pd.Series, alpha: float = ALPHA) -> Effect | str:
+    """The mean of one series with its t interval at 1 − alpha (for a claim on a level, e.g. start-up < 1 s)."""
     v = values.to_numpy(float)
     if len(v) == 0:
         return "no records"
+    what = "mean of the runs"
     if len(v) < MIN_RUNS:
-        return Effect(float(v.mean()), math.nan, math.nan, math.nan, len(v), "mean of the runs", "level")
-    half = float(sps.t.ppf(1 - ALPHA / 2, len(v) - 1)) * v.std(ddof=1) / math.sqrt(len(v))
-    return Effect(float(v.mean()), v.mean() - half, v.mean() + half, math.nan, len(v), "mean of the runs", "level")
+        return Effect(float(v.mean()), math.nan, math.nan, math.nan, len(v), what, "level", alpha=alpha)
+    half = float(sps.t.ppf(1 - alpha / 2, len(v) - 1)) * v.std(ddof=1) / math.sqrt(len(v))
+    return Effect(float(v.mean()), v.mean() - half, v.mean() + half, math.nan, len(v), what, "level", alpha=alpha)
 
 
 def _how(k: int, scale: str, paired: bool = False, order: str = "", trend: list[str] | None = None) -> str:
@@ -458,7 +471,14 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
     """The verdict of an effect against a band, with evidence written from the same numbers."""
     name = {"ratio": "ratio", "difference": "difference", "level": "mean"}[effect.scale]
     head = f"{subject}: {name} {effect.value:.3g}"
-    common = dict(ratio=effect.value, ci_low=effect.low, ci_high=effect.high, p_value=effect.p_value, n=effect.n)
+    common = dict(
+        ratio=effect.value,
+        ci_low=effect.low,
+        ci_high=effect.high,
+        p_value=effect.p_value,
+        n=effect.n,
+        alpha=effect.alpha,
+    )
     if effect.n < MIN_RUNS:
         return Verdict(
             INCONCLUSIVE,
@@ -467,7 +487,7 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
         )
     if not (math.isfinite(effect.low) or effect.low == -math.inf) or math.isnan(effect.high):
         return Verdict(INCONCLUSIVE, f"{head}: no interval could be computed ({effect.how}); claim: {band}", **common)
-    ci = f"95% CI {effect.low:.3g}..{effect.high:.3g} ({effect.how})"
+    ci = f"{sequential.level_text(effect.alpha)} CI {effect.low:.3g}..{effect.high:.3g} ({effect.how})"
     if effect.undecided:
         return Verdict(INCONCLUSIVE, f"{head}, {ci}: not decided: {effect.undecided}; claim: {band}", **common)
     status = band_status(np.array([effect.low]), np.array([effect.high]), band)[0]
@@ -484,11 +504,12 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
         )
         if crosses
     ]
-    needed = repetitions_to_decide(effect, band)
+    needed, text = repetitions_to_decide(effect, band)
     return Verdict(
         INCONCLUSIVE,
-        f"{head}, {ci} crosses the {' and the '.join(crossed)} of the band {band}; {needed}",
+        f"{head}, {ci} crosses the {' and the '.join(crossed)} of the band {band}; {text}",
         **common,
+        needed=needed,
     )
 
 
@@ -499,40 +520,47 @@ def band_status(low: np.ndarray, high: np.ndarray, band: Band) -> np.ndarray:
     return np.where(inside, REPRODUCED, np.where(outside, NOT_REPRODUCED, INCONCLUSIVE))
 
 
-def repetitions_to_decide(effect: Effect, band: Band) -> str:
-    """Runs a side (pairs, for a paired analysis) for 80% power to decide: the spread of one run is read
-    back from the interval (its half-width over the t quantile at the interval's degrees of freedom), and
-    the interval at N runs, t(0.975) at N's degrees of freedom wide, must clear the distance from the
-    estimate to the nearest edge with probability 0.8 (`stats.runs_for_power`, t quantiles at that N)."""
+#: runs a side past which the kit stops counting: more is never a practical answer
+MAX_NEEDED = 1000
+
+
+def repetitions_to_decide(effect: Effect, band: Band) -> tuple[int | None, str]:
+    """Runs a side (pairs, for a paired analysis) for 80% power to decide, and the sentence saying so
+    (None where no spread can be read; MAX_NEEDED + 1 where no number of runs is likely to): the spread
+    of one run is read back from the interval (its half-width over the t quantile at the interval's level
+    and degrees of freedom), and the interval at N runs, at the same level, must clear the distance from
+    the estimate to the nearest edge with probability 0.8 (`stats.runs_for_power`, t quantiles at that N)."""
     to = math.log if effect.scale == "ratio" else float
+    unknown = None, "more runs would be needed"
     try:
         centre, half = to(effect.value), (to(effect.high) - to(effect.low)) / 2
         edges = [to(e) for e in (band.low, band.high) if math.isfinite(e) and e > 0 or effect.scale != "ratio"]
         edges = [e for e in edges if math.isfinite(e)]
     except ValueError:
-        return "more runs would be needed"
+        return unknown
     if not edges or not half > 0 or not all(math.isfinite(x) for x in (centre, *edges)):
-        return "more runs would be needed"
+        return unknown
     distance = min(abs(centre - e) for e in edges)
     if distance == 0:
-        return "the estimate sits on the band's edge: no number of runs is likely to decide it"
+        return MAX_NEEDED + 1, "the estimate sits on the band's edge: no number of runs is likely to decide it"
     df = (
         effect.df if effect.df > 0 else (effect.n - 1 if effect.paired or effect.scale == "level" else 2 * effect.n - 2)
     )
-    se = half / float(sps.t.ppf(1 - ALPHA / 2, max(df, 1.0)))
+    se = half / float(sps.t.ppf(1 - effect.alpha / 2, max(df, 1.0)))
     two_samples = not effect.paired and effect.scale != "level"
     sd = se * math.sqrt(effect.n / 2) if two_samples else se * math.sqrt(effect.n)
-    n = stats.runs_for_power(sd, distance, power=0.8, paired=not two_samples)
+    n = stats.runs_for_power(sd, distance, power=0.8, paired=not two_samples, cap=MAX_NEEDED, alpha=effect.alpha)
     what = "pairs" if effect.paired else "runs a side"
-    if n > 1000:
-        return f"more than 1000 {what} would be needed (80% power)"
-    return f"about {n} {what} would likely decide it (80% power)"
+    if n > MAX_NEEDED:
+        return n, f"more than {MAX_NEEDED} {what} would be needed (80% power)"
+    return n, f"about {n} {what} would likely decide it (80% power)"
 
 
 def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Verdict:
     """Several sub-verdicts of one claim: reproduced only when every part is; not reproduced when any part
     is; else inconclusive. Members of a family without comparable records are left out (and named);
-    the parts of a compound statement (`every_part`) are all needed."""
+    the parts of a compound statement (`every_part`) are all needed. The runs that would decide it are
+    the most any undecided part needs; it rests on the environments and workloads of all its parts."""
     if not verdicts:
         return Verdict(NOT_TESTABLE, f"no {what}")
     testable = verdicts if every_part else [v for v in verdicts if v.status != NOT_TESTABLE] or verdicts
@@ -549,7 +577,22 @@ def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Ver
     reason = "; ".join(v.reason for v in verdicts)
     if len(verdicts) > 1:
         reason = f"{what}, each must hold: {reason}"
-    return Verdict(status, reason, first.ratio, first.ci_low, first.ci_high, first.p_value, first.n)
+    open_parts = [v for v in testable if v.status == INCONCLUSIVE]
+    needs = [v.needed for v in open_parts]
+    needed = None if status != INCONCLUSIVE or not needs or None in needs else max(needs)
+    return Verdict(
+        status,
+        reason,
+        first.ratio,
+        first.ci_low,
+        first.ci_high,
+        first.p_value,
+        first.n,
+        needed,
+        tuple(sorted({e for v in testable for e in v.envs})),
+        tuple(sorted({w for v in testable for w in v.workloads})),
+        first.alpha,
+    )
 
 
 # ---------------------------------------------------------------- building claims
@@ -630,7 +673,14 @@ def decide_each(rows: pd.DataFrame, env: str, other: str, band: Band, scale: str
         verdicts.append(
             Verdict(NOT_TESTABLE, f"{where}: {effect}") if isinstance(effect, str) else decide(effect, band, where)
         )
-    return verdicts
+    return [resting_on(v, rows, env, other) for v in verdicts]
+
+
+def resting_on(verdict: Verdict, rows: pd.DataFrame, *envs: str) -> Verdict:
+    """The verdict with the environments it compared and the workloads of their records."""
+    mine = rows[rows["env"].astype(str).isin(envs)] if "env" in rows.columns else rows.iloc[0:0]
+    workloads = sorted({str(w) for w in mine["workload"].dropna()}) if "workload" in mine.columns else []
+    return dataclasses.replace(verdict, envs=tuple(sorted(envs)), workloads=tuple(workloads))
 
 
 def level(experiment: str, metric: str, subject: Envs, band: Band, **equal) -> Callable[[pd.DataFrame], Verdict]:
@@ -645,10 +695,10 @@ def level(experiment: str, metric: str, subject: Envs, band: Band, **equal) -> C
             )
         verdicts = []
         for env in subjects:
-            found = level_of(rows.loc[rows["env"] == env, "value"])
-            verdicts.append(
-                Verdict(NOT_TESTABLE, f"{env}: {found}") if isinstance(found, str) else decide(found, band, env)
-            )
+            mine = rows[rows["env"] == env]
+            found = level_of(mine["value"], sequential.alpha_of(mine))
+            verdict = Verdict(NOT_TESTABLE, f"{env}: {found}") if isinstance(found, str) else decide(found, band, env)
+            verdicts.append(resting_on(verdict, rows, env))
         return combine(verdicts, f"{len(verdicts)} environments")
 
     return predicate
@@ -699,15 +749,16 @@ def below_highest(values: list[float]) -> list[float]:
 
 
 def slope_above_zero(rows: pd.DataFrame, x: str, subject: str) -> Verdict:
-    """A claim that a value grows with `x`: the least-squares slope through every run, its 95% t
-    interval above 0; the fewest runs at one `x` set whether it may decide."""
+    """A claim that a value grows with `x`: the least-squares slope through every run, its t interval
+    (95%, or a sequential run's level) above 0; the fewest runs at one `x` set whether it may decide."""
     rows = rows.dropna(subset=[x])
     counts = rows.groupby(x).size()
     if len(counts) < 3:
         return missing(f"{subject} at 3 or more values of {x}")
     xs, ys = rows[x].to_numpy(float), rows["value"].to_numpy(float)
     fit = sps.linregress(xs, ys)
-    half = float(sps.t.ppf(1 - ALPHA / 2, len(xs) - 2)) * fit.stderr
+    alpha = sequential.alpha_of(rows)
+    half = float(sps.t.ppf(1 - alpha / 2, len(xs) - 2)) * fit.stderr
     effect = Effect(
         float(fit.slope),
         float(fit.slope - half),
@@ -716,5 +767,6 @@ def slope_above_zero(rows: pd.DataFrame, x: str, subject: str) -> Verdict:
         int(counts.min()),
         f"least-squares line through {len(xs)} runs at {len(counts)} values of {x}",
         "difference",
+        alpha=alpha,
     )
     return decide(effect, Band(0.0, math.inf, f"slope above 0 (per unit of {x})"), f"{subject}: slope")

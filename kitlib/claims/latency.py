@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from kitlib import latency_analysis
+from kitlib import latency_analysis, sequential
 from kitlib.claims.core import (
     DERIVED,
     EQUAL,
@@ -68,6 +68,7 @@ def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
             n=n,
         )
     needed = latency_analysis.unthrottled_utilization(table)
+    alpha = sequential.alpha_of(p99)
     period = float(table["period"].iloc[0])
     reference_quota = float(table["quota"].max())
     reference = p99.loc[p99["quota"] == reference_quota, "value"]
@@ -76,7 +77,7 @@ def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
         share = 100 * quota / period
         if needed * 0.8 < share < needed * 1.25:
             continue  # too close to the server's need to expect either
-        ratio, low, high, _, _ = log_ratio_interval(p99.loc[p99["quota"] == quota, "value"], reference)
+        ratio, low, high, _, _ = log_ratio_interval(p99.loc[p99["quota"] == quota, "value"], reference, alpha)
         collapsed = "yes" if low > COLLAPSE_FACTOR else "no" if high < COLLAPSE_FACTOR else "undecided"
         (below if share < needed else above).append((quota, ratio, low, high, collapsed))
         evidence.append(f"{quota:.0f} µs ({share:.0f}%): p99 × {ratio:.2g} [{low:.2g}, {high:.2g}]")
@@ -88,7 +89,8 @@ def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
             n=n,
         )
     head = (
-        f"server needs {needed:.0f}% of a core; p99 against the largest quota, 95% CI (Welch t on log values): "
+        f"server needs {needed:.0f}% of a core; p99 against the largest quota, {sequential.level_text(alpha)} CI "
+        "(Welch t on log values): "
         + "; ".join(evidence)
         + f"; the claim: collapsed (> {COLLAPSE_FACTOR:g}×) below 80% of the need, not collapsed above 125%"
     )
@@ -111,7 +113,8 @@ def _bridge_fixed_offset(df: pd.DataFrame) -> Verdict:
 
     rows = df[(df["experiment"] == "latency") & (df["workload"] == "bridge") & (df["metric"] == "latency_mean")]
     table = latency_analysis.bridge_table(df[df["experiment"] == "latency"]) if not rows.empty else pd.DataFrame()
-    fit = latency_analysis.bridge_fit(table) if not table.empty else None
+    alpha = sequential.alpha_of(rows)
+    fit = latency_analysis.bridge_fit(table, alpha) if not table.empty else None
     if fit is None or fit.n < 3:
         return missing("bridge vs host runs at 3 or more sizes")
     n = _runs_per_env(rows, [c for c in ("direction", "size_kb") if c in rows.columns])
@@ -119,8 +122,11 @@ def _bridge_fixed_offset(df: pd.DataFrame) -> Verdict:
     span = float(sizes.max() - sizes.min())
     slope_ci = sorted((fit.slope_ci[0] * span, fit.slope_ci[1] * span))
     # the fit's intervals rest on the per-size means; runs per size set whether they may decide
-    base = Effect(fit.offset_us, *fit.offset_ci, math.nan, n, f"line through {fit.n} sizes", "difference")
-    size = Effect(fit.slope_us_per_kb * span, *slope_ci, math.nan, n, f"slope × {span:.0f} KB", "difference")
+    line = f"line through {fit.n} sizes"
+    base = Effect(fit.offset_us, *fit.offset_ci, math.nan, n, line, "difference", alpha=alpha)
+    size = Effect(
+        fit.slope_us_per_kb * span, *slope_ci, math.nan, n, f"slope × {span:.0f} KB", "difference", alpha=alpha
+    )
     return all_of(
         "fixed offset and no size effect",
         lambda _df: decide(base, BRIDGE_OFFSET, "bridge − host at size 0"),

@@ -48,11 +48,14 @@ def image_inputs(environments: Sequence[str]) -> str | None:
 
 @dataclass
 class RawResult:
-    """Raw outputs of one measured point, by name (each saved as a file), plus kit-made measurements."""
+    """Raw outputs of one measured point, by name (each saved as a file), plus kit-made measurements.
+    `series` holds a tool's sub-interval logs (fio's IOPS log): saved beside the outputs, read by the
+    workload's `intervals`, never by its tool's parser."""
 
     outputs: dict[str, str]
     extra: list[Measurement] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
+    series: dict[str, str] = field(default_factory=dict)
 
 
 class Workload(abc.ABC):
@@ -68,6 +71,9 @@ class Workload(abc.ABC):
     command_timeout: float = 3600.0
     #: the parameter setting a point's size, named when a point is refused as too long (size-bound tools)
     size_parameter: str | None = None
+    #: the parameter setting a time-bound point's duration, where the workload reads its tool's
+    #: sub-intervals (`intervals`): the runner then sizes its points for steady state (`kitlib.steady`)
+    duration_parameter: str | None = None
 
     def __init__(self, params: BaseModel):
         self.params = params
@@ -92,6 +98,15 @@ class Workload(abc.ABC):
         for name, text in raw.outputs.items():
             found.extend(parse(text, f"{source}.{name}.txt"))
         return found + list(raw.extra)
+
+    def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float] | None:
+        """The point's headline figure per sub-interval of its run and the interval in seconds, read from
+        the raw outputs (`source` names their files), where the tool reports them; None otherwise."""
+        return None
+
+    def profile_seconds(self) -> float | None:
+        """The duration the plan gives a point of a time-bound workload (None: not sized)."""
+        return None if self.duration_parameter is None else float(getattr(self.params, self.duration_parameter))
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         """Seconds one point takes here (`rates`: this host's `kitlib.estimate.Rates`); None = no model,
@@ -145,6 +160,8 @@ class Experiment:
         hosts: str | None = None,
         sut_docker_socket: str | None = None,
         interference: dict[str, Any] | None = None,
+        steady: dict[str, Any] | None = None,
+        until_decided: dict[str, Any] | None = None,
         **overrides: Any,
     ) -> Plan:
         """Validate everything and return the plan; nothing is started here. A preset's values
@@ -212,6 +229,8 @@ class Experiment:
                 seed=parse_value(seed, "seed"),
                 image=image_inputs(envs),
                 interference=parse_value(interference, "interference") or {},
+                steady=parse_value(steady, "steady") or {},
+                until_decided=parse_value(until_decided, "until_decided"),
             )
         except ValidationError as error:
             raise explain(error, self.name) from None

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kitlib.environments.base import Environment
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.parsers import fio_iops_log
 from kitlib.peer import Peer
 from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
@@ -39,6 +40,15 @@ DIRECT_PROBE = 'dd if=/dev/zero of="$1" bs=4096 count=1 oflag=direct 2>&1; statu
 #: would make fio write to a prefix of it, next to the data directory.
 IN_FOLDER = 'cd -- "$1" && shift && exec "$@"'
 TEST_FILE = "fio-test"
+#: fio's IOPS log of a point (`<prefix>_iops.<job>.log` in the data directory), averaged over windows of
+#: LOG_AVG_MSEC: the sub-intervals of the point's steadiness
+IOPS_LOG, LOG_AVG_MSEC = "kit-fio", 250
+#: sh: the IOPS logs of prefix $1 (relative to the folder), each after `== <file>`, under the header $2,
+#: then `== end` (`kitlib.parsers.fio_iops_log`); each removed once printed
+TAKE_LOGS = (
+    'printf "%s\\n" "$2"; for f in "$1"_iops.*.log; do [ -e "$f" ] || exit 1; '
+    'echo "== $f"; cat -- "$f"; rm -f -- "$f"; done; echo "== end"'
+)
 
 
 def in_folder(folder: str, argv: list[str]) -> list[str]:
@@ -59,6 +69,10 @@ class BlockParams(BaseModel):
 class FioWorkload(Workload):
     tool = "fio"
     sut_cores = None
+    duration_parameter = "runtime"
+
+    def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float]:
+        return fio_iops_log.intervals(raw.series["iops-log"], f"{source}.iops-log.txt")
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         return self.params.runtime + 1.0
@@ -91,7 +105,8 @@ class FioWorkload(Workload):
             ]
             env.run(in_folder(env.data_dir, layout), timeout=3600)
 
-    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any], seconds: float | None = None) -> RawResult:
+        seconds = self.params.runtime if seconds is None else seconds
         _, _, _, extra = JOBS[self.name]
         argv = [
             "fio",
@@ -103,16 +118,21 @@ class FioWorkload(Workload):
             "--ioengine=libaio",
             f"--direct={self.facts['direct']}",
             f"--iodepth={point['iodepth']}",
-            f"--runtime={self.params.runtime:g}",
+            f"--runtime={seconds:g}",
             "--time_based",
             "--output-format=json",
             f"--percentile_list={PERCENTILES}",
+            f"--write_iops_log={IOPS_LOG}",
+            f"--log_avg_msec={LOG_AVG_MSEC}",
             *extra,
         ]
         if self.params.numjobs > 1:
             argv += [f"--numjobs={self.params.numjobs}", "--group_reporting"]
-        output = env.run(in_folder(env.data_dir, argv), timeout=self.params.runtime + 300).output
-        return RawResult(outputs={"fio": output}, facts={**self.facts, "numjobs": self.params.numjobs})
+        output = env.run(in_folder(env.data_dir, argv), timeout=seconds + 300).output
+        header = fio_iops_log.HEADER.format(avg_msec=LOG_AVG_MSEC, runtime=seconds)
+        logs = env.run(in_folder(env.data_dir, ["sh", "-c", TAKE_LOGS, "sh", IOPS_LOG, header]), timeout=60).output
+        facts = {**self.facts, "numjobs": self.params.numjobs}
+        return RawResult(outputs={"fio": output}, facts=facts, series={"iops-log": logs})
 
 
 def preflight(env: Environment, file_mb: int) -> dict[str, Any]:
@@ -145,7 +165,7 @@ EXPERIMENT = Experiment(
     notebook="experiments/block.ipynb",
     params_model=BlockParams,
     profiles={
-        "quick": {"file_mb": 256, "runtime": 3, "iodepth": 32},
+        "quick": {"file_mb": 256, "runtime": 6, "iodepth": 32},
         "standard": {"file_mb": 4096, "runtime": 20, "iodepth": 128},
         "paper": {"file_mb": 16384, "runtime": 60, "iodepth": 128},
     },

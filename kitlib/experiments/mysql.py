@@ -18,11 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kitlib import cpu_sampler
 from kitlib.environments.base import Environment
 from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
+from kitlib.parsers import sysbench
 from kitlib.peer import Peer
 from kitlib.records import Measurement
 from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
 
 USER = "sbtest"
+#: seconds between sysbench's intermediate reports (its smallest): the sub-intervals of a point's steadiness
+REPORT_EVERY_S = 1
 
 
 class MysqlParams(BaseModel):
@@ -56,9 +59,13 @@ class OltpWorkload(Workload):
     name = "oltp_read_write"
     tool = "sysbench"
     ports_needed = 1
+    duration_parameter = "seconds"
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         return self.params.seconds + 2.0
+
+    def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float]:
+        return sysbench.intervals(raw.outputs["sysbench"], f"{source}.sysbench.txt")
 
     def __init__(self, params: MysqlParams):
         super().__init__(params)
@@ -68,9 +75,9 @@ class OltpWorkload(Workload):
     def points(self) -> list[dict[str, Any]]:
         return [{"threads": t} for t in self.params.threads]
 
-    def _sysbench(self, action: str, threads: int = 1, seconds: float | None = None) -> list[str]:
+    def _sysbench(self, action: str, threads: int = 1, seconds: float | None = None, every: int = 0) -> list[str]:
         assert self.target is not None
-        return sysbench_argv(self.target, self.params.tables, self.params.rows, action, threads, seconds)
+        return sysbench_argv(self.target, self.params.tables, self.params.rows, action, threads, seconds, every)
 
     def prepare(self, env: Environment, peer: Peer) -> None:
         p = self.params
@@ -81,10 +88,11 @@ class OltpWorkload(Workload):
         if p.warmup_seconds:
             peer.run(self._sysbench("run", max(p.threads), p.warmup_seconds), timeout=p.warmup_seconds + 120)
 
-    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
-        argv = self._sysbench("run", point["threads"], self.params.seconds)
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any], seconds: float | None = None) -> RawResult:
+        seconds = self.params.seconds if seconds is None else seconds
+        argv = self._sysbench("run", point["threads"], seconds, every=REPORT_EVERY_S)
         with cpu_sampler.CpuSampler(env.layout.sut_cpus) as cpu:
-            result = peer.run(argv, timeout=self.params.seconds + 300, check=False)
+            result = peer.run(argv, timeout=seconds + 300, check=False)
         extra = [Measurement("cpu_utilization", cpu.utilization, "%")] if cpu.utilization is not None else []
         facts = {
             "cpu_method": cpu_sampler.METHOD,
@@ -96,9 +104,16 @@ class OltpWorkload(Workload):
 
 
 def sysbench_argv(
-    target: tuple[str, int], tables: int, rows: int, action: str, threads: int = 1, seconds: float | None = None
+    target: tuple[str, int],
+    tables: int,
+    rows: int,
+    action: str,
+    threads: int = 1,
+    seconds: float | None = None,
+    every: int = 0,
 ) -> list[str]:
-    """sysbench oltp_read_write against one server as the kit's user (`prepare`, `run`, …)."""
+    """sysbench oltp_read_write against one server as the kit's user (`prepare`, `run`, …); a timed run
+    reports its rate every `every` seconds (0: only at the end)."""
     host, port = target
     argv = [
         "sysbench",
@@ -114,7 +129,7 @@ def sysbench_argv(
         f"--threads={threads}",
     ]
     if seconds is not None:
-        argv += [f"--time={seconds:g}", "--report-interval=0"]
+        argv += [f"--time={seconds:g}", f"--report-interval={every}"]
     return [*argv, action]
 
 
@@ -161,7 +176,7 @@ EXPERIMENT = Experiment(
     profiles={
         "quick": {
             "threads": [1, 4, 16],
-            "seconds": 3,
+            "seconds": 8,
             "warmup_seconds": 3,
             "rows": 20_000,
             "buffer_pool_mb": 128,

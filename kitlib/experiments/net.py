@@ -22,11 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from kitlib import cpu_sampler
 from kitlib.environments.base import Environment
 from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.parsers import nuttcp
 from kitlib.peer import Peer
 from kitlib.records import Measurement
 from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
 
 PORTS = 5  # nuttcp control + data, rr TCP, rr UDP, netperf data
+#: seconds between nuttcp's interval reports: the sub-intervals of a transfer's steadiness
+REPORT_EVERY_S = 0.5
 
 
 class NetParams(BaseModel):
@@ -47,6 +50,10 @@ class BandwidthWorkload(Workload):
     name = "bandwidth"
     tool = "nuttcp"
     ports_needed = PORTS
+    duration_parameter = "seconds"
+
+    def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float]:
+        return nuttcp.intervals(raw.outputs["nuttcp"], f"{source}.nuttcp.txt")
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         return self.params.seconds + 1.5
@@ -66,16 +73,18 @@ class BandwidthWorkload(Workload):
         host, _ = env.address_for_peer(control, peer.host_address)
         self.target = (host, control, data)
 
-    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any], seconds: float | None = None) -> RawResult:
         assert self.target is not None, "prepare() first"
+        seconds = self.params.seconds if seconds is None else seconds
         host, control, data = self.target
         direction = "-r" if point["direction"] == "sut_tx" else "-t"
         argv = [
             "nuttcp",
             direction,
             "-fparse",
+            f"-i{REPORT_EVERY_S:g}",
             "-T",
-            f"{self.params.seconds:g}",
+            f"{seconds:g}",
             "-P",
             str(control),
             "-p",
@@ -83,7 +92,7 @@ class BandwidthWorkload(Workload):
             host,
         ]
         with cpu_sampler.CpuSampler(env.layout.sut_cpus) as sut, cpu_sampler.CpuSampler() as host:
-            output = peer.run(argv, timeout=self.params.seconds + 60).output
+            output = peer.run(argv, timeout=seconds + 60).output
         extra = [
             Measurement(metric, sampler.utilization, "%")
             for metric, sampler in (("cpu_utilization", sut), ("cpu_utilization_host", host))

@@ -30,8 +30,9 @@ from kitlib.errors import EnvironmentUnavailable, UnexpectedOutput
 from kitlib.experiments import instances
 from kitlib.experiments.base import Experiment, RawResult, sorted_within
 from kitlib.experiments.instances import PLACEMENTS
-from kitlib.experiments.mysql import start_server, sysbench_argv
+from kitlib.experiments.mysql import REPORT_EVERY_S, start_server, sysbench_argv
 from kitlib.experiments.scaleout import SUPPORTED_KINDS
+from kitlib.parsers import scaleout_oltp
 from kitlib.parsers.scaleout_oltp import AGGREGATE
 from kitlib.peer import Peer
 from kitlib.records import Measurement
@@ -67,6 +68,7 @@ class ScaleoutOltpParams(BaseModel):
 class ScaleoutOltpWorkload(instances.ScaledOutWorkload):
     name = "scaleout_oltp_read_write"
     tool = "kit-scaleout-oltp"
+    duration_parameter = "seconds"
 
     def __init__(self, params: ScaleoutOltpParams):
         super().__init__(params)
@@ -104,19 +106,22 @@ class ScaleoutOltpWorkload(instances.ScaledOutWorkload):
             warm = bundle_script(self._clients(max(p.threads), p.warmup_seconds))
             peer.run(["bash", "-c", warm], timeout=p.warmup_seconds + 300)
 
-    def _clients(self, threads: int, seconds: float) -> list[list[str]]:
+    def _clients(self, threads: int, seconds: float, every: int = 0) -> list[list[str]]:
         p = self.params
-        return [sysbench_argv(t, p.tables, p.rows, "run", threads, seconds) for t in self.targets]
+        return [sysbench_argv(t, p.tables, p.rows, "run", threads, seconds, every) for t in self.targets]
 
     def place(self, env: Environment, placement: str) -> None:
         """Pin every thread of instance i to SUT CPU i (modulo), or give them all the SUT CPUs back."""
         instances.place(self.homes, self.pids, self.cpus, placement)
 
-    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+    def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float]:
+        return scaleout_oltp.intervals(raw.outputs["clients"], f"{source}.clients.txt")
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any], seconds: float | None = None) -> RawResult:
         assert self.targets, "prepare() first"
-        seconds = self.params.seconds
+        seconds = self.params.seconds if seconds is None else seconds
         self.place(env, point["placement"])
-        script = bundle_script(self._clients(point["threads"], seconds))
+        script = bundle_script(self._clients(point["threads"], seconds, every=REPORT_EVERY_S))
         with cpu_sampler.CpuSampler(env.layout.sut_cpus) as cpu:
             output = peer.run(["bash", "-c", script], timeout=seconds + 300).output
         busy = cpu.utilization
@@ -155,7 +160,7 @@ EXPERIMENT = Experiment(
         "quick": {
             "instances": 2,
             "threads": [4],
-            "seconds": 3,
+            "seconds": 8,
             "warmup_seconds": 2,
             "rows": 5000,
             "buffer_pool_mb": 32,

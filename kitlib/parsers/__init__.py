@@ -35,6 +35,7 @@ _MODULES = {
     "kit-linpack": "kitlib.parsers.kit_linpack",
     "xz": "kitlib.parsers.xz",
     "fio": "kitlib.parsers.fio",
+    "fio-iops-log": "kitlib.parsers.fio_iops_log",
     "nuttcp": "kitlib.parsers.nuttcp",
     "iperf3": "kitlib.parsers.iperf3",
     "sockperf": "kitlib.parsers.sockperf",

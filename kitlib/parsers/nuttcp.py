@@ -4,6 +4,9 @@
      4245.6843 MB /   2.00 sec = 17811.3153 Mbps 47 %TX 54 %RX 0 retrans 0.19 msRTT
 
 Gives Gbps, the sender's and receiver's CPU utilization (as nuttcp reports it) and retransmits.
+With `-i` nuttcp prints a line per interval before the summary (`megabytes=918.0625 real_sec=0.50
+rate_Mbps=15400.9004 retrans=0` in `-fparse` form): the summary is the line with the CPU figures,
+the interval lines are read by `intervals`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from kitlib.parsers import lines, numbers
 from kitlib.records import Measurement
 
 TOOL = "nuttcp"
-_PARSE = re.compile(r"^(?=.*\brate_Mbps=).*$", re.M)
+_PARSE = re.compile(r"^(?=.*\brate_Mbps=)(?!.*\breal_sec=).*$", re.M)
+_INTERVAL = re.compile(r"^megabytes=\S+ real_sec=(\S+) rate_Mbps=(\S+)(?: retrans=\S+)?[ \t]*$", re.M)
 _FIELD = re.compile(r"(\w+)=(\S*)")
 _HUMAN = re.compile(
     r"^\s*(\S+) MB /\s+(\S+) sec =\s+(\S+) Mbps\s+(\S+) %TX\s+(\S+) %RX(?:\s+(\S+) retrans)?(?:\s.*)?$", re.M
@@ -47,3 +51,18 @@ def _measurements(source: str, mbps: str, tx: str | None, rx: str | None, retran
     if retrans is not None:
         found.append(Measurement("retransmits", float(numbers.count(retrans, TOOL, source, "retrans")), "count"))
     return found
+
+
+def intervals(text: str, source: str) -> tuple[list[float], float]:
+    """Gbps of each `-i` interval line of a `-fparse` output that reached its summary, and the interval
+    in seconds (nuttcp's `real_sec`, printed to a hundredth: the intervals must agree on it)."""
+    text = lines.finished(text)
+    lines.one(_PARSE, text, TOOL, source, "rate_Mbps summary line")
+    found = _INTERVAL.findall(text)
+    if not found:
+        raise ParseError(TOOL, source, "no interval lines (run without -i)")
+    steps = {numbers.number(sec, TOOL, source, "real_sec") for sec, _ in found}
+    if len(steps) > 1:
+        raise ParseError(TOOL, source, f"intervals of different lengths: {sorted(steps)}")
+    values = [numbers.number(mbps, TOOL, source, "interval rate_Mbps") / 1000.0 for _, mbps in found]
+    return values, numbers.positive(steps.pop(), TOOL, source, "real_sec")

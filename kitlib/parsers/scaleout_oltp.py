@@ -62,3 +62,16 @@ def parse(text: str, source: str) -> list[Measurement]:
         *(Measurement(metric, value, "count", total) for metric, value in counts.items()),
     ]
     return found
+
+
+def intervals(text: str, source: str) -> tuple[list[float], float]:
+    """The aggregate tps of each report interval: every client's `--report-interval` rate at that interval,
+    added (the clients start together); intervals are kept up to the shortest client's last, and the
+    clients must report at one interval."""
+    sections, _ = _sections(text, source)
+    series = [sysbench.intervals(output, f"{source} (instance {i})") for i, output in sections.items()]
+    steps = {step for _, step in series}
+    if len(steps) > 1:
+        raise ParseError(TOOL, source, f"clients report at different intervals: {sorted(steps)}")
+    length = min(len(values) for values, _ in series)
+    return [sum(values[k] for values, _ in series) for k in range(length)], steps.pop()

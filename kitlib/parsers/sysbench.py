@@ -68,3 +68,25 @@ def parse(text: str, source: str) -> list[Measurement]:
     seconds = numbers.number(elapsed[1], TOOL, source, "total time")
     found.append(Measurement("duration", numbers.positive(seconds, TOOL, source, "total time"), "s"))
     return found
+
+
+_EVERY = re.compile(r"^Report intermediate results every (\d+) second\(s\)[ \t]*$", re.M)
+_INTERVAL = re.compile(r"^\[ (\d+)s \] thds: \d+ tps: (\S+) qps: .*$", re.M)
+
+
+def intervals(text: str, source: str) -> tuple[list[float], float]:
+    """The transactions per second of each `--report-interval` line (`[ 3s ] thds: 4 tps: 1560.88 …`)
+    and the interval in seconds. The lines must follow each other without a gap; an output without
+    them (`--report-interval=0`) raises, since no steadiness can be read from it."""
+    text = lines.finished(text)
+    every = lines.one(_EVERY, text, TOOL, source, "'Report intermediate results every' line")
+    step = float(numbers.count(every[1], TOOL, source, "report interval"))
+    found = _INTERVAL.findall(text)
+    if not found:
+        raise ParseError(TOOL, source, "no intermediate report lines")
+    values = []
+    for index, (second, tps) in enumerate(found, start=1):
+        if numbers.count(second, TOOL, source, "report time") != round(index * step):
+            raise ParseError(TOOL, source, f"report line {index} is at {second}s, expected {index * step:g}s")
+        values.append(numbers.number(tps, TOOL, source, f"tps at {second}s"))
+    return values, numbers.positive(step, TOOL, source, "report interval")

@@ -132,3 +132,13 @@ def test_the_paired_analysis_is_used_where_it_is_at_least_as_powerful():
         assert steady["welch"] >= steady["paired"], (n, steady)  # none: Welch (the rule's choice)
     aa = CALIBRATION.block_power(3000, 3, 0.0, 0.05, CALIBRATION.DRIFT)
     assert aa["paired"] <= 0.07, aa
+
+
+def test_adding_runs_until_decided_keeps_the_false_decisions_within_alpha():
+    found = CALIBRATION.adaptive_stopping(6000)
+    # looking after every run at 95% and stopping at the first decision would be wrong more often …
+    assert found["naive_false"] >= 0.035, found
+    # … the looks' level keeps the one-sided false decision under 2.5% however the run stops
+    assert found["spent_false"] <= 0.025, found
+    assert found["equal_refuted"] <= 0.05, found
+    assert found["equal_reproduced"] >= 0.8 and 3 <= found["equal_mean_runs"] <= 8, found

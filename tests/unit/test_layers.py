@@ -5,9 +5,10 @@ can follow a parameter from a notebook down to the host without ever going back 
     1 host         kitlib.host (logged commands, links, forwarding, start/stop), image, QEMU command lines
     2 places       environments, VMs, peers, remote engines, interrupt and CPU placement
     3 experiments  planning, parsers, experiments, store, provenance, clean-up, importers
-    4 execution    runner, notebooks, progress, reproduce, host checks
-    5 analysis     figures, claims, analysis, explorer, tables, tour, paper against data, host against host
-    6 interface    cli
+    4 execution    runner, notebooks, progress, host checks
+    5 analysis     figures, claims, analysis, explorer, tables, tour, paper against data, host against host,
+                   the choice of the repetitions undecided claims need
+    6 interface    cli, reproduce (measure, decide, analyse)
 
 Function-local imports of kitlib modules are counted: the number may only go down.
 """
@@ -47,6 +48,8 @@ LAYERS = {
     "kitlib.schema": 0,
     "kitlib.caches": 0,
     "kitlib.latency_analysis": 0,
+    "kitlib.steady": 0,
+    "kitlib.sequential": 0,
     "kitlib.host": 1,
     "kitlib.image": 1,
     "kitlib.vm.qemu": 1,
@@ -72,7 +75,6 @@ LAYERS = {
     "kitlib.notebook_cells": 4,
     "kitlib.progress": 4,
     "kitlib.plan_view": 4,
-    "kitlib.reproduce": 4,
     "kitlib.hostcheck": 4,
     "kitlib.preflight": 4,
     "kitlib.figures": 5,
@@ -93,6 +95,8 @@ LAYERS = {
     "kitlib.against": 5,
     "kitlib.tour": 5,
     "kitlib.stability": 5,
+    "kitlib.adaptive": 5,
+    "kitlib.reproduce": 6,
     "kitlib.cli": 6,
 }
 

@@ -158,5 +158,7 @@ def test_runs_for_power_uses_the_t_quantile_at_that_n():
 
 def test_the_evidence_asks_for_runs_at_80_percent_power():
     effect = core.Effect(1.02, 0.97, 1.07, 0.3, 3, "one configuration, Welch t on log values", "ratio", df=4.0)
-    text = core.repetitions_to_decide(effect, core.EQUAL)
-    assert "(80% power)" in text and text.startswith("about ")
+    needed, text = core.repetitions_to_decide(effect, core.EQUAL)
+    assert "(80% power)" in text and text.startswith(f"about {needed} runs a side")
+    wider = core.Effect(1.02, 0.95, 1.09, 0.3, 3, "one configuration, Welch t on log values", "ratio", 4.0, alpha=0.01)
+    assert core.repetitions_to_decide(wider, core.EQUAL)[0] >= needed, "a sequential level asks for as many or more"

@@ -1,0 +1,226 @@
+"""`--until-decided`: after a run's first repetitions, one more repetition at a time of what undecided
+claims need, the most promising first, until every claim that can be decided is, or the budget is spent.
+
+After each repetition the run's claims are looked at (`kitlib.sequential` keeps their intervals valid
+over these looks). An inconclusive claim is a candidate when its evidence names the runs a side that
+would likely decide it (80% power at the looks' level) and that number is within the run's
+`max_repetitions`; a claim needing more is left undecided, said so. Each candidate names the
+environments and workloads its verdict rests on, so a repetition adds exactly those. Candidates are
+grouped by run; the run chosen next is the one with the most expected progress per minute: the sum
+over its candidates of 1 / (runs still needed), divided by the minutes one repetition of their
+environments and workloads took in this run so far.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from kitlib import claims, sequential
+from kitlib.claims.core import INCONCLUSIVE
+from kitlib.planning import Plan
+from kitlib.store import RunStore, load_records
+
+#: seconds an environment's start and stop add to a repetition, beyond its points (a container, a
+#: namespace path; a VM's boot is measured in its own points' harness time, not here)
+ENVIRONMENT_OVERHEAD_S = 5.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An undecided claim of a run that more runs would likely decide."""
+
+    claim: str
+    n: int
+    needed: int
+    envs: tuple[str, ...]
+    workloads: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The next repetition: which run, which environments and workloads, why, and its expected cost."""
+
+    plan: Plan
+    root: Path
+    repetition: int
+    envs: list[str]
+    workloads: list[str]
+    claims: list[str]
+    seconds: float
+    score: float
+
+
+def repetitions_of(plan: Plan, store: RunStore) -> int:
+    """Repetitions the run has: the plan's and those added since."""
+    return plan.repetitions + len(store.extensions())
+
+
+def verdicts_of(plan: Plan, records: pd.DataFrame) -> pd.DataFrame:
+    """The run's claims on its own records (one host; `store.load_records` gives them their order)."""
+    return claims.evaluate_all(records, experiment=plan.experiment) if len(records) else pd.DataFrame()
+
+
+def candidates(plan: Plan, verdicts: pd.DataFrame, workloads: list[str]) -> tuple[list[Candidate], list[str]]:
+    """The run's undecided claims more runs would likely decide within its limit, and, in words, those
+    that would need more than it allows."""
+    assert plan.until_decided is not None
+    limit = plan.until_decided.max_repetitions
+    found, beyond = [], []
+    for _, row in verdicts[verdicts["status"] == INCONCLUSIVE].iterrows() if len(verdicts) else []:
+        needed = row["needed"]
+        if needed is None or pd.isna(needed):
+            continue
+        if int(needed) > limit:
+            beyond.append(f"{row['claim']}: about {int(needed)} runs a side needed, the run may grow to {limit}")
+            continue
+        envs = tuple(e for e in (row["envs"] or ()) if e in plan.environments) or tuple(plan.environments)
+        chosen = tuple(w for w in (row["workloads"] or ()) if w in workloads) or tuple(workloads)
+        found.append(Candidate(row["claim"], int(row["n"]), int(needed), envs, chosen))
+    return found, beyond
+
+
+def unit_seconds(store: RunStore) -> dict[tuple[str, str], float]:
+    """Mean seconds of a measured point by environment and workload, from the run's unit files."""
+    found: dict[tuple[str, str], list[float]] = {}
+    for unit in store.units():
+        if unit.get("status") == "ok" and unit.get("seconds") is not None:
+            found.setdefault((str(unit.get("env")), str(unit.get("workload"))), []).append(float(unit["seconds"]))
+    return {key: sum(v) / len(v) for key, v in found.items()}
+
+
+def repetition_seconds(
+    plan: Plan, envs: list[str], workloads: list[str], points: dict[str, int], timing: dict[tuple[str, str], float]
+) -> float:
+    """Seconds one repetition of these environments and workloads took in this run (points × their mean)."""
+    total = 0.0
+    for env in envs:
+        known = [timing[(env, w)] * points.get(w, 1) for w in workloads if (env, w) in timing]
+        total += sum(known) + ENVIRONMENT_OVERHEAD_S
+    return total
+
+
+def choose(runs: list[tuple[Plan, Path]], budget_left_s: float) -> tuple[Choice | None, list[str]]:
+    """The repetition expected to decide most per minute within the budget, and notes on what cannot
+    be decided within the runs' limits."""
+    from kitlib import experiments
+
+    best: Choice | None = None
+    notes: list[str] = []
+    for plan, root in runs:
+        if plan.until_decided is None:
+            continue
+        store = RunStore(root)
+        have = repetitions_of(plan, store)
+        workload_objects = experiments.get(plan.experiment).workloads(plan)
+        names = [w.name for w in workload_objects]
+        found, beyond = candidates(plan, verdicts_of(plan, load_records(root)), names)  # run_plan consolidated them
+        notes += [f"{plan.experiment}: {line}" for line in beyond]
+        if not found or have >= plan.until_decided.max_repetitions:
+            continue
+        envs = sorted({e for c in found for e in c.envs})
+        workloads = sorted({w for c in found for w in c.workloads})
+        points = {w.name: len(w.points()) for w in workload_objects}
+        seconds = repetition_seconds(plan, envs, workloads, points, unit_seconds(store))
+        if seconds > budget_left_s:
+            notes.append(f"{plan.experiment}: a repetition ({seconds:.0f} s) does not fit the budget left")
+            continue
+        score = sum(1.0 / max(1, c.needed - c.n) for c in found) / max(seconds / 60.0, 1e-3)
+        if best is None or score > best.score:
+            why = [c.claim for c in found]
+            best = Choice(plan, root, have, envs, workloads, why, seconds, score)
+    return best, notes
+
+
+@dataclass
+class Report:
+    """What the adaptive phase did: each added repetition, and the claims left undecided, why."""
+
+    added: list[dict[str, Any]]
+    notes: list[str]
+    seconds: float
+
+
+def extend_until_decided(
+    runs: list[tuple[Plan, Path]],
+    budget_s: float,
+    run: Callable[[Plan], Any],
+    say: Callable[[str], None] = print,
+) -> Report:
+    """Add repetitions to these runs (each a plan made `--until-decided` and its results folder) until
+    no candidate is left or the budget is spent; `run(plan)` measures what the plan's folder lacks."""
+    started = time.monotonic()
+    added: list[dict[str, Any]] = []
+    notes: list[str] = []
+    while True:
+        left = budget_s - (time.monotonic() - started)
+        choice, notes = choose(runs, left)
+        if choice is None:
+            break
+        RunStore(choice.root).add_extension(choice.repetition, choice.envs, choice.workloads, choice.claims)
+        say(
+            f"{choice.plan.experiment}: repetition {choice.repetition + 1} of {', '.join(choice.envs)} "
+            f"({', '.join(choice.workloads)}), about {choice.seconds:.0f} s, for {', '.join(choice.claims)}"
+        )
+        begun = time.monotonic()
+        run(choice.plan)
+        added.append(
+            {
+                "experiment": choice.plan.experiment,
+                "repetition": choice.repetition,
+                "environments": choice.envs,
+                "workloads": choice.workloads,
+                "claims": choice.claims,
+                "estimated_s": round(choice.seconds, 1),
+                "seconds": round(time.monotonic() - begun, 1),
+            }
+        )
+    return Report(added, notes, time.monotonic() - started)
+
+
+def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
+    """For `--dry-run`: each claim of the plan's experiment read on this host's earlier records of it
+    (under `results`), its intervals taken at the level the plan's looks keep, with the runs a side that
+    would likely decide it and the minutes that many repetitions of its environments would take. Returns
+    the table and where the noise was read from ('' when there is no earlier run here)."""
+    from kitlib import experiments
+
+    folder = results / plan.experiment
+    records = load_records(folder) if folder.is_dir() and any(folder.glob("*/records.csv")) else pd.DataFrame()
+    if "host" in records.columns:
+        records = records[records["host"].astype(str) == str(plan.host)]
+    if records.empty:
+        return pd.DataFrame(), ""
+    alpha = plan.ci_alpha if plan.ci_alpha is not None else sequential.ALPHA
+    verdicts = verdicts_of(plan, records.assign(**{"ci_alpha": alpha}))
+    timing: dict[tuple[str, str], float] = {}
+    for source in sorted(set(records["source"])):
+        timing.update(unit_seconds(RunStore(Path(source))))
+    workload_objects = experiments.get(plan.experiment).workloads(plan)
+    points = {w.name: len(w.points()) for w in workload_objects}
+    rows = []
+    for _, row in verdicts.iterrows():
+        needed = row["needed"] if row["status"] == INCONCLUSIVE and pd.notna(row["needed"]) else None
+        envs = [e for e in (row["envs"] or ()) if e in plan.environments] or list(plan.environments)
+        chosen = [w for w in (row["workloads"] or ()) if w in points] or list(points)
+        per_repetition = repetition_seconds(plan, envs, chosen, points, timing)
+        extra = max(0, int(needed) - plan.repetitions) if needed is not None else 0
+        rows.append(
+            {
+                "claim": row["claim"],
+                "now": row["status"],
+                "runs_needed": int(needed) if needed is not None else None,
+                "within_limit": None
+                if needed is None
+                else int(needed) <= plan.until_decided.max_repetitions
+                if plan.until_decided
+                else None,
+                "extra_minutes": round(extra * per_repetition / 60.0, 1) if needed is not None else None,
+            }
+        )
+    return pd.DataFrame(rows), ", ".join(sorted(set(records["source"])))

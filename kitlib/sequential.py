@@ -1,0 +1,103 @@
+"""Repetitions added until the claims are decided, with intervals that stay valid however the kit stops.
+
+A run planned `--until-decided` starts with the profile's repetitions (at least 3) and may then get
+one more repetition at a time, of the environments and workloads that undecided claims need, up to
+`max_repetitions`. Its claims are looked at after every repetition: at most K = max_repetitions −
+repetitions + 1 looks. Every interval on such a run's records is computed at the level 1 − α/K
+(alpha spending over the looks, Bonferroni's split), recorded in each record as `ci_alpha`. By the
+union bound the chance that any interval of a claim, at any look, misses the effect is at most α,
+whatever decided when to stop and which environments to repeat: the verdict read at the end, or at
+any look between, is wrong at most that often.
+
+Why this rule and not another:
+- Group-sequential boundaries (Pocock, O'Brien–Fleming) spend α less conservatively, but they rest on
+  equal information added at each look and a known variance; here a look may add a run to one side
+  only (a baseline shared by several claims), and at n = 3 the variance is anything but known.
+- Anytime-valid confidence sequences for a mean of unknown variance exist, but at the 3 to 10 runs a
+  benchmark affords they are wider than the Bonferroni split over a handful of looks.
+- The split is exact under any dependence between looks, simple to state, and checked by simulation
+  (`benchmarks/calibration.py`: the A/A false-decision rate under adaptive stopping).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+ALPHA = 0.05
+#: the record column holding the error rate of every interval on a sequential run's records
+COLUMN = "ci_alpha"
+RULE = "alpha spending over the looks (Bonferroni): each interval at 1 − α/K for K possible looks"
+
+
+class Stopping(BaseModel):
+    """How far a run may grow under `--until-decided`, and the error rate its verdicts keep."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_repetitions: int = Field(
+        8, ge=3, le=100, description="repetitions a run may grow to; each one after the first 3 is a look more"
+    )
+    alpha: float = Field(ALPHA, gt=0, lt=1, description="chance, over every look, that a verdict is wrong")
+    rule: str = RULE
+
+    def looks(self, repetitions: int) -> int:
+        """Looks a run that starts with `repetitions` may have: one after each repetition from there on."""
+        return max(1, self.max_repetitions - repetitions + 1)
+
+    def look_alpha(self, repetitions: int) -> float:
+        return self.alpha / self.looks(repetitions)
+
+
+def alpha_of(rows: pd.DataFrame) -> float:
+    """The error rate an interval on these records is computed at: the smallest `ci_alpha` among them
+    (a sequential run's), else the fixed design's α (0.05)."""
+    if COLUMN not in rows.columns:
+        return ALPHA
+    found = pd.to_numeric(rows[COLUMN], errors="coerce").dropna()
+    return float(min(found.min(), ALPHA)) if len(found) else ALPHA
+
+
+def level_text(alpha: float) -> str:
+    """'95%' for the fixed design, e.g. '99.38% (sequential)' for a run looked at after each repetition."""
+    level = 100 * (1 - alpha)
+    if math.isclose(alpha, ALPHA):
+        return "95%"
+    return f"{level:.4g}% (sequential: α = {ALPHA:g} over its looks)"
+
+
+def simulate(
+    values: np.ndarray, baseline: np.ndarray, band: tuple[float, float], alphas: list[float], start: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
+    """Looks at a ratio claim in many simulated runs at once: rows of `values` and `baseline` (count ×
+    most runs) are the runs a side in the order they would be measured; at n = start, start + 1, … the
+    Welch interval of the log ratio at level 1 − alphas[look] is held against `band` (low, high), and a
+    row stops at its first decision. Returns each row's verdict ('reproduced', 'not reproduced',
+    'inconclusive') and the runs a side it used. For calibration and time-to-verdict benchmarks."""
+    from scipy import stats
+
+    count, most = values.shape
+    status = np.full(count, "inconclusive", dtype=object)
+    used = np.full(count, most, dtype=int)
+    open_rows = np.ones(count, dtype=bool)
+    la, lb = np.log(values), np.log(baseline)
+    for look, n in enumerate(range(start, min(most, start + len(alphas) - 1) + 1)):
+        a, b = la[:, :n], lb[:, :n]
+        va, vb = a.var(axis=1, ddof=1) / n, b.var(axis=1, ddof=1) / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            df = (va + vb) ** 2 / (va**2 / (n - 1) + vb**2 / (n - 1))
+        half = stats.t.ppf(1 - alphas[look] / 2, np.nan_to_num(df, nan=2 * n - 2)) * np.sqrt(va + vb)
+        centre = a.mean(axis=1) - b.mean(axis=1)
+        low, high = np.exp(centre - half), np.exp(centre + half)
+        inside = (low >= band[0]) & (high <= band[1])
+        outside = (high < band[0]) | (low > band[1])
+        decided = open_rows & (inside | outside)
+        status[decided & inside] = "reproduced"
+        status[decided & outside] = "not reproduced"
+        used[decided] = n
+        open_rows &= ~decided
+    used[open_rows] = min(most, start + len(alphas) - 1)
+    return status, used

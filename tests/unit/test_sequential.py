@@ -1,0 +1,109 @@
+"""Repetitions added until decided: the plan's sequential design, the level its records carry, the
+repetitions a run grows by, and the choice of what to repeat, on the sample's real records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kitlib
+from kitlib import adaptive, claims, sequential
+from kitlib.claims.core import INCONCLUSIVE
+from kitlib.errors import KitError, PlanError
+from kitlib.paths import PROJECT_ROOT
+from kitlib.runner import plan_units
+from kitlib.store import RunStore, load_records
+
+SAMPLE = PROJECT_ROOT / "data" / "sample"
+
+
+def sample_run(experiment: str):
+    """The sample's run of an experiment on its main host (the folder with the most records)."""
+    folders = sorted((SAMPLE / experiment).glob("*/records.csv"), key=lambda p: p.stat().st_size)
+    return folders[-1].parent
+
+
+def test_the_looks_split_alpha_and_enter_the_run_id():
+    fixed = kitlib.plan("memory", environments=["native", "docker-host-volume"])
+    grown = kitlib.plan("memory", environments=["native", "docker-host-volume"], until_decided={})
+    assert fixed.ci_alpha is None and grown.until_decided.max_repetitions == 8
+    assert grown.until_decided.looks(grown.repetitions) == 6
+    assert grown.ci_alpha == pytest.approx(0.05 / 6)
+    assert fixed.run_id != grown.run_id, "a sequential run's intervals are wider: never the same folder"
+    with pytest.raises(PlanError, match="max_repetitions"):
+        kitlib.plan("memory", environments=["native"], until_decided={"max_repetitions": 2})
+
+
+def test_records_carrying_ci_alpha_widen_every_interval_and_say_so():
+    records = load_records(sample_run("net"))
+    claim = next(c for c in claims.CLAIMS if c.name == "nat_doubles_rr_latency")
+    fixed = claim.evaluate(records)
+    looked = claim.evaluate(records.assign(ci_alpha=0.05 / 6))
+    assert looked.ci_high - looked.ci_low > fixed.ci_high - fixed.ci_low
+    assert looked.alpha == pytest.approx(0.05 / 6) and fixed.alpha == 0.05
+    assert "99.17% (sequential" in looked.reason and "95% CI" in fixed.reason
+    assert sequential.alpha_of(records) == 0.05
+    assert sequential.alpha_of(records.assign(ci_alpha=[0.01] + [None] * (len(records) - 1))) == 0.01
+
+
+def test_a_verdict_names_what_it_rests_on_and_the_runs_that_would_decide_it():
+    records = load_records(sample_run("memory"))
+    table = claims.evaluate_all(records, experiment="memory")
+    row = table.set_index("claim").loc["docker_near_native_stream"]
+    assert row["envs"] == ("docker-host-volume", "native")
+    assert row["workloads"] == ("stream",)
+    if row["status"] == INCONCLUSIVE:
+        assert row["needed"] is not None and row["needed"] > row["n"], row["reason"]
+
+
+def test_added_repetitions_continue_the_run_in_a_seeded_order(tmp_path):
+    plan = kitlib.plan("memory", environments=["native", "docker-host-volume", "native+replica"], until_decided={})
+    base = plan_units(plan)
+    store = RunStore(tmp_path / "run")
+    store.add_extension(3, ["native", "docker-host-volume"], ["stream"], ["docker_near_native_stream"])
+    with pytest.raises(KitError, match="already added"):
+        store.add_extension(3, ["native"], ["stream"], [])
+    grown = plan_units(plan, extensions=store.extensions())
+    added = grown[len(base) :]
+    assert [(u.key, u.position) for u in grown[: len(base)]] == [(u.key, u.position) for u in base]
+    assert [u.position for u in added] == list(range(len(base), len(grown)))
+    assert {u.env for u in added} == {"native", "docker-host-volume"} and {u.repetition for u in added} == {3}
+    assert {u.workload.name for u in added} == {"stream"}
+    assert [u.key for u in plan_units(plan, extensions=store.extensions())] == [u.key for u in grown]
+
+
+def synthetic_run(root, cv: float, alpha: float, reps: int = 3, seed: int = 5) -> None:
+    """A sequential run's records drawn here (not measured): RandomAccess on native and Docker,
+    interleaved, no effect, runs spread by `cv`, intervals at `alpha`: a claim whose decision depends only
+    on how many runs it gets."""
+    rng = np.random.default_rng(seed)
+    rows, position = [], 0
+    for rep in range(reps):
+        for env in ("native", "docker-host-volume"):
+            value = 0.05 * rng.lognormal(0, cv)
+            rows.append(
+                {"experiment": "memory", "workload": "randomaccess", "env": env, "metric": "gups", "value": value}
+                | {"unit": "GUP/s", "run_id": "synthetic", "repetition": rep, "position": position}
+                | {"variant": "System", "host": "synthetichost", "ci_alpha": alpha}
+            )
+            position += 1
+    root.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(root / "records.csv", index=False)
+
+
+def test_the_choice_repeats_what_undecided_claims_need(tmp_path):
+    root = tmp_path / "memory" / "run"
+    plan = kitlib.plan("memory", environments=["native", "docker-host-volume"], until_decided={})
+    synthetic_run(root, cv=0.02, alpha=plan.ci_alpha)
+    verdicts = adaptive.verdicts_of(plan, load_records(root)).set_index("claim")
+    assert verdicts.loc["docker_near_native_randomaccess", "status"] == INCONCLUSIVE
+    choice, _ = adaptive.choose([(plan, root)], budget_left_s=3600)
+    assert choice is not None and choice.claims == ["docker_near_native_randomaccess"]
+    assert choice.envs == ["docker-host-volume", "native"] and choice.workloads == ["randomaccess"]
+    assert choice.repetition == plan.repetitions == 3
+    nothing, _ = adaptive.choose([(plan, root)], budget_left_s=1)
+    assert nothing is None, "no repetition beyond the budget"
+    capped = plan.model_copy(update={"until_decided": sequential.Stopping(max_repetitions=3)})
+    none, why = adaptive.choose([(capped, root)], budget_left_s=3600)
+    assert none is None and any("the run may grow to 3" in line for line in why)

@@ -1,0 +1,108 @@
+"""Steady state of a time-bound point: the sub-intervals its real tools report, the warm-up MSER finds,
+the half-width of the point's mean, and how much longer a point must run to meet the rule."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kitlib import steady
+from kitlib.errors import ParseError
+from kitlib.parsers import fio_iops_log, nuttcp, scaleout_oltp, sysbench
+
+from ..conftest import DATA
+
+
+def test_sysbench_report_lines_are_the_sub_intervals():
+    text = (DATA / "sysbench" / "run-t4-intervals.txt").read_text()
+    values, every = sysbench.intervals(text, "t4")
+    assert every == 1.0
+    assert values == [1594.94, 1372.26, 1560.88, 1484.05, 1527.07, 1517.93]
+    whole = next(m.value for m in sysbench.parse(text, "t4") if m.metric == "tps")
+    assert whole == pytest.approx(np.mean(values), rel=0.01), "the lines make up the run sysbench sums up"
+
+
+def test_sysbench_without_report_lines_or_with_a_gap_is_refused():
+    text = (DATA / "sysbench" / "run-t2.txt").read_text()
+    with pytest.raises(ParseError, match="Report intermediate results every"):
+        sysbench.intervals(text, "no reports")
+    gapped = (DATA / "sysbench" / "run-t4-intervals.txt").read_text().replace("[ 3s ]", "[ 4s ]", 1)
+    with pytest.raises(ParseError, match="report line 3 is at 4s"):
+        sysbench.intervals(gapped, "gap")
+
+
+def test_nuttcp_interval_lines_and_the_summary_they_end_in():
+    text = (DATA / "nuttcp" / "nuttcp-r-parse-intervals.txt").read_text()
+    values, every = nuttcp.intervals(text, "r")
+    assert every == 0.5 and len(values) == 5 and values[0] == pytest.approx(15.4009004)
+    assert next(m.value for m in nuttcp.parse(text, "r") if m.metric == "throughput") == pytest.approx(13.3349952)
+    cut = text[: text.index("megabytes=4768")]  # the run ended before its summary
+    with pytest.raises(ParseError):
+        nuttcp.intervals(cut, "cut")
+    with pytest.raises(ParseError):
+        nuttcp.parse(cut, "cut")
+
+
+def test_fio_iops_logs_add_jobs_and_directions_per_window():
+    text = (DATA / "fio-iops-log" / "randrw-2jobs.txt").read_text()
+    values, every = fio_iops_log.intervals(text, "mix")
+    assert every == 0.25
+    assert values[0] == 46180 + 19864 + 45772 + 19928, "two jobs, reads and writes, of the first window"
+    assert len(values) == 7
+    single, _ = fio_iops_log.intervals((DATA / "fio-iops-log" / "randread.txt").read_text(), "read")
+    assert len(single) == 11
+
+
+def test_a_cut_or_short_fio_log_is_refused():
+    text = (DATA / "fio-iops-log" / "randread.txt").read_text()
+    with pytest.raises(ParseError, match="closing '== end'"):
+        fio_iops_log.intervals(text[: text.index("== end")], "cut")
+    short = text.replace("runtime_s=3", "runtime_s=30")
+    with pytest.raises(ParseError, match="covers 11 windows of a 30 s run"):
+        fio_iops_log.intervals(short, "short")
+
+
+def test_the_oltp_scaleout_adds_its_clients_per_interval():
+    one = (DATA / "sysbench" / "run-t4-intervals.txt").read_text()
+    bundle = f"== instance 0\n{one}== instance 1\n{one}== elapsed 6.1\n"
+    values, every = scaleout_oltp.intervals(bundle, "two")
+    assert every == 1.0 and values[0] == pytest.approx(2 * 1594.94)
+
+
+def test_mser_finds_a_warm_up_and_leaves_a_steady_series_whole():
+    rng = np.random.default_rng(7)
+    flat = 1000 + rng.normal(0, 10, 60)
+    warm = flat.copy()
+    warm[:10] -= np.linspace(400, 40, 10)  # a server filling its caches
+    dropped = steady.mser_truncation(warm)
+    assert 10 <= dropped <= 30, "MSER-5 drops the warm-up's batches, never more than half the series"
+    found = steady.assess(warm, 0.25)
+    assert found.method == "MSER-5" and found.bias_pct < -1
+    assert steady.reasons(steady.DEFAULT_RULE, found), "a warm-up that moves the figure by over 1% is not steady"
+    calm = steady.assess(flat, 0.25)
+    assert abs(calm.bias_pct) < 0.2 and not steady.reasons(steady.DEFAULT_RULE, calm)
+
+
+def test_the_half_width_shrinks_as_the_point_grows_and_longer_asks_for_enough():
+    rng = np.random.default_rng(3)
+    short = steady.assess(1000 + rng.normal(0, 50, 8), 1.0)
+    assert short.half_width_pct > steady.DEFAULT_RULE.max_halfwidth_pct
+    seconds = steady.longer(steady.DEFAULT_RULE, short, 8.0, 8.0)
+    assert seconds == float(math.ceil(seconds)), "whole seconds: sysbench takes no fraction"
+    assert 8.0 < seconds <= 32.0, "never past max_factor × the profile's duration"
+    grown = steady.assess(1000 + rng.normal(0, 50, int(seconds)), 1.0)
+    assert grown.half_width_pct < short.half_width_pct
+    assert steady.longer(steady.DEFAULT_RULE, short, 32.0, 8.0) is None, "already the longest allowed"
+
+
+def test_too_few_sub_intervals_are_named_and_columns_keep_missing_missing():
+    found = steady.assess([5.0, 5.1, 4.9], 1.0)
+    assert math.isnan(found.half_width_pct)
+    assert steady.reasons(steady.DEFAULT_RULE, found) == ["3 sub-interval(s): too few for a half-width"]
+    columns = steady.columns(found, False, 3.0)
+    assert columns["steady_halfwidth_pct"] is None and columns["steady"] is False
+    assert steady.columns(None, None, None) == dict.fromkeys(steady.COLUMNS)
+    with pytest.raises(ValueError):
+        steady.assess([1.0, float("nan")], 1.0)
