@@ -292,7 +292,7 @@ EXPERIMENT = Experiment(
         "quick": {
             "requests": 5000,
             "max_seconds": 20,
-            "quotas": [1000, 2000, 4000, 6000, 8000, 10000],
+            "quotas": [1000, 2000, 4000, 6000, 7000, 8000, 9000, 10000],
             "sizes_kb": [1, 10, 50, 100],
             "write_sizes_kb": [1, 10, 100],
             "file_operations": 2000,
