@@ -28,11 +28,13 @@ def notebook_plan(experiment: str, namespace):
     return plan(experiment, **plan_arguments(experiment, namespace))
 
 
-def run(plan, **kwargs):
-    """Execute a Plan (resuming what an earlier run of the same plan left undone)."""
-    from kitlib.runner import run_plan
+def run(plan, budget=None, **kwargs):
+    """Execute a Plan (resuming what an earlier run of the same plan left undone). A plan made
+    `until_decided` is then given repetitions of what its undecided claims need within `budget` (the
+    whole run's time: seconds, or text such as "30m"; None: its first repetitions only)."""
+    from kitlib.adaptive import run_within_budget
 
-    return run_plan(plan, **kwargs)
+    return run_within_budget(plan, budget, **kwargs)
 
 
 def load_records(*roots, experiment=None):

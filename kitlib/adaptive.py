@@ -23,7 +23,9 @@ import pandas as pd
 
 from kitlib import claims, sequential
 from kitlib.claims.core import INCONCLUSIVE
+from kitlib.parameters import as_seconds
 from kitlib.planning import Plan
+from kitlib.runner import RunResult, run_plan
 from kitlib.store import RunStore, load_records
 
 #: seconds an environment's start and stop add to a repetition, beyond its points (a container, a
@@ -224,3 +226,18 @@ def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
             }
         )
     return pd.DataFrame(rows), ", ".join(sorted(set(records["source"])))
+
+
+def run_within_budget(plan: Plan, budget: float | str | None, **kwargs: Any) -> RunResult:
+    """`kitlib.run`: the plan's repetitions, then, for a plan made `until_decided` and given a budget
+    (the whole run's seconds, or text such as "30m"), repetitions until its claims are decided. The
+    result holds every repetition's records, and in `added` what was added and why."""
+    begun = time.monotonic()
+    result = run_plan(plan, **kwargs)
+    if budget is None or plan.until_decided is None:
+        return result
+    left = as_seconds("budget", budget) - (time.monotonic() - begun)
+    report = extend_until_decided([(plan, result.root)], max(left, 0.0), lambda p: run_plan(p, **kwargs))
+    final = run_plan(plan, **kwargs)  # measures nothing more: collects the records of every repetition
+    final.added = report
+    return final

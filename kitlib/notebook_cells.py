@@ -37,11 +37,15 @@ SHARED = (
     Shared("ssh_key", "None", "SSH private key for remote hosts (path)"),
     Shared("known_hosts", "None", "file pinning remote host keys (path; default ~/.ssh/known_hosts)"),
     Shared("hosts", "None", "inventory (TOML) of the study's machines; fills the five above and peer"),
+    Shared("until_decided", "False", "True: add repetitions of what undecided claims need (see the README)"),
+    Shared(
+        "budget", "None", 'with until_decided: time for the whole run, e.g. "30m"; None: the first repetitions only'
+    ),
     Shared("results_dir", "None", "folder the run is stored under; None: results/"),
     Shared("figures_dir", "None", "folder of PNG/PDF figures; None: figures/"),
 )
-#: shared parameters that are not the plan's but the notebook's own (where things are written)
-OUTPUT_FOLDERS = ("results_dir", "figures_dir")
+#: shared parameters that are not the plan's but the notebook's own (where things go, how long it may run)
+NOT_PLAN = ("results_dir", "figures_dir", "budget")
 
 
 def shared_names(experiment: Experiment) -> list[str]:
@@ -63,6 +67,6 @@ def shared_block(name: str) -> str:
 def plan_arguments(name: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
     """What the parameters cell set, as `kitlib.plan`'s arguments: the shared ones and the experiment's."""
     experiment = experiments.get(name)
-    wanted = [n for n in shared_names(experiment) if n not in OUTPUT_FOLDERS]
+    wanted = [n for n in shared_names(experiment) if n not in NOT_PLAN]
     wanted += list(experiment.params_model.model_fields)
     return {n: namespace[n] for n in wanted if n in namespace}

@@ -59,6 +59,8 @@ class RunResult:
     failures: Any  # pandas.DataFrame
     measured_units: int
     skipped_units: int
+    #: what `kitlib.run` added until the claims were decided (`kitlib.adaptive.Report`), if it did
+    added: Any = None
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,13 @@ def sorted_within(values: list[int], low: float, high: float, what: str) -> list
     return sorted(set(values))
 
 
+def _stopping(value: Any) -> Any:
+    """A plan's sequential design as given: True means the defaults, False or None the fixed design."""
+    if isinstance(value, bool):
+        return {} if value else None
+    return value
+
+
 def image_inputs(environments: Sequence[str]) -> str | None:
     """The benchmark image as the plan knows it before anything is built: a digest of its Dockerfile
     and base image name (the built image's id is in provenance). None when no environment uses it."""
@@ -161,7 +168,7 @@ class Experiment:
         sut_docker_socket: str | None = None,
         interference: dict[str, Any] | None = None,
         steady: dict[str, Any] | None = None,
-        until_decided: dict[str, Any] | None = None,
+        until_decided: dict[str, Any] | bool | None = None,
         **overrides: Any,
     ) -> Plan:
         """Validate everything and return the plan; nothing is started here. A preset's values
@@ -230,7 +237,7 @@ class Experiment:
                 image=image_inputs(envs),
                 interference=parse_value(interference, "interference") or {},
                 steady=parse_value(steady, "steady") or {},
-                until_decided=parse_value(until_decided, "until_decided"),
+                until_decided=_stopping(parse_value(until_decided, "until_decided")),
             )
         except ValidationError as error:
             raise explain(error, self.name) from None

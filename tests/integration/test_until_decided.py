@@ -1,0 +1,54 @@
+"""Repetitions added until decided, with the real programs and the real engine: a memory run on native and
+Docker that may grow to 4 repetitions within a budget, through the notebook as a JupyterLab user runs it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kitlib import paths, sequential
+from kitlib.notebooks import execute
+from kitlib.store import RunStore
+
+from ..conftest import leftovers
+
+pytestmark = [pytest.mark.slow, pytest.mark.docker]
+
+
+def test_a_run_grows_only_by_what_its_claims_need_and_keeps_their_level(
+    docker_client, root_netns, bench_image, isolated_dirs
+):
+    results, figures = isolated_dirs
+    execute(
+        paths.notebooks_root() / "experiments" / "memory.ipynb",
+        results / "memory.ipynb",
+        {
+            "results_dir": str(results),
+            "figures_dir": str(figures),
+            "tables_dir": str(results / "tables"),
+            "until_decided": True,
+            "budget": "4m",
+            "llc_multiple": 0.25,
+            "gups_min_table_mb": 64,
+        },
+    )
+    run_dir = next(results.glob("memory/*/"))
+    plan = json.loads((run_dir / "plan.json").read_text())["plan"]
+    assert plan["until_decided"]["max_repetitions"] == 8 and plan["repetitions"] == 3
+    records = pd.read_csv(run_dir / "records.csv")
+    looks = sequential.Stopping().looks(3)
+    assert np.allclose(records["ci_alpha"], 0.05 / looks), "every record carries the looks' level"
+    added = RunStore(run_dir).extensions()
+    for extension in added:  # each added repetition ran exactly what it was added for
+        rows = records[records["repetition"] == extension["repetition"]]
+        assert set(rows["env"]) == set(extension["environments"]) and extension["why"]
+        assert set(rows["workload"]) == set(extension["workloads"])
+    assert records["repetition"].max() == 2 + len(added)
+    units = records.drop_duplicates(["env", "workload", "repetition", "position"])
+    assert units["position"].is_unique, "every point has its own place in the run's order"
+    notebook = (results / "memory.ipynb").read_text()
+    assert "sequential: α = 0.05 over its looks" in notebook or "not testable" in notebook
+    assert leftovers(docker_client) == []
