@@ -33,6 +33,16 @@ def sorted_within(values: list[int], low: float, high: float, what: str) -> list
     return sorted(set(values))
 
 
+def known_names(values: list[str], known: Sequence[str]) -> list[str]:
+    """A parameter naming some of an experiment's workloads or parts: at least one, each known, so that a
+    misspelling is refused instead of silently planning no points."""
+    unknown = [v for v in values if v not in known]
+    if unknown or not values:
+        given = f"unknown {', '.join(map(repr, unknown))}" if unknown else "none given"
+        raise ValueError(f"{given}; choose from {', '.join(known)}")
+    return list(dict.fromkeys(values))
+
+
 def _stopping(value: Any) -> Any:
     """A plan's sequential design as given: True means the defaults, False or None the fixed design."""
     if isinstance(value, bool):

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib.environments.base import Environment
 from kitlib.errors import EnvironmentUnavailable
-from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.experiments.base import Experiment, RawResult, Workload, known_names
 from kitlib.parsers import fio_iops_log
 from kitlib.peer import Peer
 from kitlib.schema import FigureSpec, Schema, WorkloadSchema
@@ -64,6 +64,11 @@ class BlockParams(BaseModel):
     iodepth: int = Field(description="queue depth of the throughput jobs (paper: 128)", ge=1, le=4096)
     numjobs: int = Field(1, description="fio jobs per point, reported as one group (seed 003: 8)", ge=1, le=256)
     workloads: list[str] = Field(default_factory=lambda: list(JOBS))
+
+    @field_validator("workloads")
+    @classmethod
+    def _known_workloads(cls, value: list[str]) -> list[str]:
+        return known_names(value, tuple(JOBS))
 
 
 class FioWorkload(Workload):

@@ -17,7 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib import services
 from kitlib.environments import vm
@@ -25,7 +25,7 @@ from kitlib.environments.base import Environment
 from kitlib.environments.labels import is_emulated, parse_label
 from kitlib.errors import PlanError
 from kitlib.experiments import hpcc_run, programs
-from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.experiments.base import Experiment, RawResult, Workload, known_names
 from kitlib.peer import Peer
 from kitlib.schema import Schema, WorkloadSchema
 
@@ -51,6 +51,12 @@ class CpuParams(BaseModel):
         3, description="solves of the same matrix per point; the first is not counted", ge=1, le=100
     )
     workloads: list[str] = Field(default_factory=lambda: ["pxz", "linpack"])
+
+    @field_validator("workloads")
+    @classmethod
+    def _known_workloads(cls, value: list[str]) -> list[str]:
+        return known_names(value, ("pxz", "linpack"))
+
     linpack_n_basis: str | None = Field(None, description="how linpack_n was chosen (filled when the plan is made)")
 
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kitlib import services
 from kitlib.environments.base import Environment
 from kitlib.environments.labels import parse_label
-from kitlib.experiments.base import Experiment, RawResult, Workload, sorted_within
+from kitlib.experiments.base import Experiment, RawResult, Workload, known_names, sorted_within
 from kitlib.peer import Peer
 from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
 
@@ -38,6 +38,12 @@ class LatencyParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN and inf are no duration nor count
 
     parts: list[str] = Field(default_factory=lambda: list(PARTS))
+
+    @field_validator("parts")
+    @classmethod
+    def _known_parts(cls, value: list[str]) -> list[str]:
+        return known_names(value, PARTS)
+
     requests: int = Field(description="requests per run (the study: 1,000,000)", ge=100, le=10_000_000)
     max_seconds: float = Field(60.0, description="upper bound on one run's duration", gt=0, le=3600)
     work: int = Field(0, description="SHA-256 rounds of server work per request", ge=0, le=1_000_000)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib import cpu_sampler
 from kitlib.environments.base import Environment
-from kitlib.experiments.base import Experiment, RawResult, Workload
+from kitlib.experiments.base import Experiment, RawResult, Workload, known_names
 from kitlib.parsers import nuttcp
 from kitlib.peer import Peer
 from kitlib.records import Measurement
@@ -44,6 +44,11 @@ class NetParams(BaseModel):
         pattern="^(netperf|sockperf)$",
     )
     workloads: list[str] = Field(default_factory=lambda: ["bandwidth", "rr"])
+
+    @field_validator("workloads")
+    @classmethod
+    def _known_workloads(cls, value: list[str]) -> list[str]:
+        return known_names(value, ("bandwidth", "rr"))
 
 
 class BandwidthWorkload(Workload):

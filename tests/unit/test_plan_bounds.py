@@ -164,3 +164,17 @@ def test_the_runner_refuses_a_bad_plan_before_writing_its_folder(tmp_path):
     with pytest.raises(PlanError, match=f"more than {MAX_POINTS}"):
         run_plan(Plan.model_validate(big), results_root=tmp_path / "results", progress=False)
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("experiment", "name", "value", "expected"),
+    [
+        ("net", "workloads", '["latency"]', "unknown 'latency'; choose from bandwidth, rr"),
+        ("net", "workloads", "[]", "none given"),
+        ("cpu", "workloads", '["pxzz"]', "unknown 'pxzz'; choose from pxz, linpack"),
+        ("block", "workloads", '["seqread"]', "unknown 'seqread'"),
+        ("latency", "parts", '["quotas"]', "unknown 'quotas'; choose from shares, quota, bridge, storage"),
+    ],
+)
+def test_a_misspelled_workload_is_refused_instead_of_planning_no_points(tmp_path, experiment, name, value, expected):
+    assert expected in dry_run(tmp_path, experiment, "-p", name, value)
