@@ -70,12 +70,19 @@ def level_text(alpha: float) -> str:
 
 
 def simulate(
-    values: np.ndarray, baseline: np.ndarray, band: tuple[float, float], alphas: list[float], start: int = 3
+    values: np.ndarray,
+    baseline: np.ndarray,
+    band: tuple[float, float],
+    alphas: list[float],
+    start: int = 3,
+    give_up_beyond: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Looks at a ratio claim in many simulated runs at once: rows of `values` and `baseline` (count ×
     most runs) are the runs a side in the order they would be measured; at n = start, start + 1, … the
     Welch interval of the log ratio at level 1 − alphas[look] is held against `band` (low, high), and a
-    row stops at its first decision. Returns each row's verdict ('reproduced', 'not reproduced',
+    row stops at its first decision. With `give_up_beyond` = M a row also stops, undecided, at a look
+    where 80% power would need more than M runs a side, as `--until-decided` leaves such a claim
+    (`kitlib.adaptive.candidates`). Returns each row's verdict ('reproduced', 'not reproduced',
     'inconclusive') and the runs a side it used. For calibration and time-to-verdict benchmarks."""
     from scipy import stats
 
@@ -99,5 +106,25 @@ def simulate(
         status[decided & outside] = "not reproduced"
         used[decided] = n
         open_rows &= ~decided
+        if give_up_beyond is not None:
+            beyond = open_rows & ~_within_reach(
+                centre, np.sqrt(va + vb) * np.sqrt(n / 2), band, alphas[look], give_up_beyond
+            )
+            used[beyond] = n
+            open_rows &= ~beyond
     used[open_rows] = min(most, start + len(alphas) - 1)
     return status, used
+
+
+def _within_reach(centre: np.ndarray, sd: np.ndarray, band: tuple[float, float], alpha: float, most: int) -> np.ndarray:
+    """Rows whose nearest band edge `most` runs a side would likely clear (80% power at level 1 − alpha):
+    `stats.runs_for_power` ≤ most, as `claims.core.repetitions_to_decide` reads it, for many rows at once."""
+    from scipy import stats
+
+    edges = [math.log(e) for e in band if 0 < e < math.inf]
+    if not edges:
+        return np.zeros(len(centre), dtype=bool)
+    distance = np.min([np.abs(centre - e) for e in edges], axis=0)
+    df = 2 * most - 2
+    reach = (stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(0.8, df)) * sd * math.sqrt(2 / most)
+    return reach <= distance

@@ -88,7 +88,7 @@ class Comparison:
         return cls(ratio, nan, nan, nan, test, n, n_baseline, f"not comparable: {reason}")
 
 
-def log_ratio_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, float, float, float, int]:
+def log_ratio_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, float, float, float, float]:
     """Ratio of geometric means with its 1 − alpha (95%) interval and Welch's p, all from one model: Welch's
     t on the logarithms. (ratio, low, high, p, degrees of freedom); at small n a bootstrap interval would be
     too narrow and disagree with the test, this one cannot."""
@@ -98,7 +98,7 @@ def log_ratio_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, f
     return _welch(la, lb, stats, transform=np.exp, alpha=alpha)
 
 
-def difference_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, float, float, float, int]:
+def difference_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, float, float, float, float]:
     """Difference of means with its 1 − alpha (95%) Welch interval and Welch's p: (difference, low, high, p, df)."""
     from scipy import stats
 
@@ -108,7 +108,9 @@ def difference_interval(values, baseline, alpha: float = ALPHA) -> tuple[float, 
 
 def _welch(
     a: np.ndarray, b: np.ndarray, stats, transform, alpha: float = ALPHA
-) -> tuple[float, float, float, float, int]:
+) -> tuple[float, float, float, float, float]:
+    """Welch's t: (difference, low, high, p, df), df the Welch–Satterthwaite degrees of freedom as the
+    interval used them (not rounded: `claims.core.repetitions_to_decide` reads the spread back with them)."""
     diff = float(a.mean() - b.mean())
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     se = float(np.sqrt(va + vb))
@@ -118,7 +120,7 @@ def _welch(
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
     half = float(stats.t.ppf(1 - alpha / 2, df)) * se
     p = float(2 * stats.t.sf(abs(diff) / se, df))
-    return transform(diff), transform(diff - half), transform(diff + half), p, int(df)
+    return transform(diff), transform(diff - half), transform(diff + half), p, float(df)
 
 
 def welch_log_intervals(values: np.ndarray, baseline: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -107,3 +107,32 @@ def test_the_choice_repeats_what_undecided_claims_need(tmp_path):
     capped = plan.model_copy(update={"until_decided": sequential.Stopping(max_repetitions=3)})
     none, why = adaptive.choose([(capped, root)], budget_left_s=3600)
     assert none is None and any("the run may grow to 3" in line for line in why)
+
+
+def test_the_simulated_give_up_rule_is_the_kits_runs_needed(tmp_path):
+    """`simulate(give_up_beyond=M)` leaves a claim where `repetitions_to_decide` says more than M runs:
+    on the records of drawn runs, M = the runs the verdict names is within reach and one fewer is not."""
+    plan = kitlib.plan("memory", environments=["native", "docker-host-volume"], until_decided={})
+    for seed in range(4):
+        root = tmp_path / str(seed) / "memory" / "run"
+        synthetic_run(root, cv=0.02, alpha=plan.ci_alpha, seed=seed)
+        records = load_records(root)
+        verdict = adaptive.verdicts_of(plan, records).set_index("claim").loc["docker_near_native_randomaccess"]
+        logs = {env: np.log(part.sort_values("repetition")["value"].to_numpy()) for env, part in records.groupby("env")}
+        a, b = logs["docker-host-volume"], logs["native"]
+        centre = np.array([a.mean() - b.mean()])
+        sd = np.sqrt(np.array([a.var(ddof=1) + b.var(ddof=1)]) / 2)  # the spread a side the verdict reads back
+        needed = int(verdict["needed"])
+        reach = [sequential._within_reach(centre, sd, (0.95, 1.05), plan.ci_alpha, m)[0] for m in (needed - 1, needed)]
+        assert reach == [False, True], (seed, needed, verdict["reason"])
+
+
+def test_giving_up_only_stops_runs_that_would_have_gone_on():
+    rng = np.random.default_rng(7)
+    values, baseline = rng.lognormal(0, 0.03, (3000, 8)), rng.lognormal(0, 0.03, (3000, 8))
+    alphas = [0.05 / 6] * 6
+    status, used = sequential.simulate(values, baseline, (0.95, 1.05), alphas)
+    left, short = sequential.simulate(values, baseline, (0.95, 1.05), alphas, give_up_beyond=8)
+    stopped = left != status
+    assert (left[stopped] == INCONCLUSIVE).all() and (short <= used).all()
+    assert stopped.mean() > 0.1 and short.mean() < used.mean(), "at CV 3% many equality claims are out of reach"
