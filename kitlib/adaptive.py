@@ -3,8 +3,9 @@ claims need, the most promising first, until every claim that can be decided is,
 
 After each repetition the run's claims are looked at (`kitlib.sequential` keeps their intervals valid
 over these looks). An inconclusive claim is a candidate when its evidence names the runs a side that
-would likely decide it (80% power at the looks' level) and that number is within the run's
-`max_repetitions`; a claim needing more is left undecided, said so. Each candidate names the
+would likely decide it (80% power at the looks' level) and that number, at the hopeful end of the
+spread its runs allow (`sequential.out_of_reach`), is within the run's `max_repetitions`; a claim
+needing more is left undecided, said so. Each candidate names the
 environments and workloads its verdict rests on, so a repetition adds exactly those. Candidates are
 grouped by run; the run chosen next is the one with the most expected progress per minute: the sum
 over its candidates of 1 / (runs still needed), divided by the minutes one repetition of their
@@ -78,8 +79,11 @@ def candidates(plan: Plan, verdicts: pd.DataFrame, workloads: list[str]) -> tupl
         needed = row["needed"]
         if needed is None or pd.isna(needed):
             continue
-        if int(needed) > limit:
-            beyond.append(f"{row['claim']}: about {int(needed)} runs a side needed, the run may grow to {limit}")
+        if sequential.out_of_reach(int(needed), int(row["n"]), limit):
+            beyond.append(
+                f"{row['claim']}: about {int(needed)} runs a side needed (from {int(row['n'])}; more than "
+                f"{limit} even at the low end of the spread those allow)"
+            )
             continue
         envs = tuple(e for e in (row["envs"] or ()) if e in plan.environments) or tuple(plan.environments)
         chosen = tuple(w for w in (row["workloads"] or ()) if w in workloads) or tuple(workloads)
@@ -123,6 +127,9 @@ def choose(runs: list[tuple[Plan, Path]], budget_left_s: float) -> tuple[Choice 
         names = [w.name for w in workload_objects]
         found, beyond = candidates(plan, verdicts_of(plan, load_records(root)), names)  # run_plan consolidated them
         notes += [f"{plan.experiment}: {line}" for line in beyond]
+        if found and have >= plan.until_decided.max_repetitions:
+            names_left = ", ".join(c.claim for c in found)
+            notes.append(f"{plan.experiment}: {names_left} undecided at the run's limit of {have} repetitions")
         if not found or have >= plan.until_decided.max_repetitions:
             continue
         envs = sorted({e for c in found for e in c.envs})

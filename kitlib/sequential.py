@@ -69,6 +69,28 @@ def level_text(alpha: float) -> str:
     return f"{level:.4g}% (sequential: α = {ALPHA:g} over its looks)"
 
 
+#: how sure the kit must be that a claim is out of reach before leaving it: the spread is taken at the
+#: lower end of what the runs allow (this one-sided confidence bound of the variance), since at n = 3 the
+#: spread itself is barely known and its point estimate would leave most claims a few runs could decide
+HOPEFUL_CONFIDENCE = 0.90
+
+
+def hopeful_variance_factor(n: int) -> float | np.ndarray:
+    """The factor on a variance estimated from n runs a side (2n − 2 degrees of freedom) that gives its
+    lower HOPEFUL_CONFIDENCE bound (chi-square): runs needed scale with the variance, so a claim is left
+    only when even this share of its estimated need exceeds the run's limit."""
+    from scipy import stats
+
+    df = np.maximum(2 * np.asarray(n) - 2, 1)
+    return df / stats.chi2.ppf(HOPEFUL_CONFIDENCE, df)
+
+
+def out_of_reach(needed: int, n: int, limit: int) -> bool:
+    """Whether a claim needing about `needed` runs a side, read from n runs a side, is beyond a run that
+    may grow to `limit`: even at the hopeful end of its spread it would need more."""
+    return needed * float(hopeful_variance_factor(n)) > limit
+
+
 def simulate(
     values: np.ndarray,
     baseline: np.ndarray,
@@ -81,9 +103,10 @@ def simulate(
     most runs) are the runs a side in the order they would be measured; at n = start, start + 1, … the
     Welch interval of the log ratio at level 1 − alphas[look] is held against `band` (low, high), and a
     row stops at its first decision. With `give_up_beyond` = M a row also stops, undecided, at a look
-    where 80% power would need more than M runs a side, as `--until-decided` leaves such a claim
-    (`kitlib.adaptive.candidates`). Returns each row's verdict ('reproduced', 'not reproduced',
-    'inconclusive') and the runs a side it used. For calibration and time-to-verdict benchmarks."""
+    where 80% power would need more than M runs a side even at the hopeful end of its spread
+    (`out_of_reach`), as `--until-decided` leaves such a claim (`kitlib.adaptive.candidates`). Returns
+    each row's verdict ('reproduced', 'not reproduced', 'inconclusive') and the runs a side it used.
+    For calibration and time-to-verdict benchmarks."""
     from scipy import stats
 
     count, most = values.shape
@@ -108,7 +131,11 @@ def simulate(
         open_rows &= ~decided
         if give_up_beyond is not None:
             beyond = open_rows & ~_within_reach(
-                centre, np.sqrt(va + vb) * np.sqrt(n / 2), band, alphas[look], give_up_beyond
+                centre,
+                np.sqrt(va + vb) * np.sqrt(n / 2 * hopeful_variance_factor(n)),
+                band,
+                alphas[look],
+                give_up_beyond,
             )
             used[beyond] = n
             open_rows &= ~beyond
