@@ -45,6 +45,14 @@ def test_nuttcp_interval_lines_and_the_summary_they_end_in():
         nuttcp.parse(cut, "cut")
 
 
+def test_nuttcp_intervals_a_hundredth_apart_are_one_length_and_a_stray_one_is_refused():
+    text = (DATA / "nuttcp" / "nuttcp-t-parse-intervals-jitter.txt").read_text()  # one real_sec=0.49 among 0.50
+    values, every = nuttcp.intervals(text, "jitter")
+    assert every == 0.5 and len(values) == 24 and values[6] == pytest.approx(7.0967298)
+    with pytest.raises(ParseError, match="different lengths"):
+        nuttcp.intervals(text.replace("real_sec=0.49", "real_sec=0.30", 1), "stray")
+
+
 def test_fio_iops_logs_add_jobs_and_directions_per_window():
     text = (DATA / "fio-iops-log" / "randrw-2jobs.txt").read_text()
     values, every = fio_iops_log.intervals(text, "mix")
