@@ -117,6 +117,13 @@ def _parser() -> argparse.ArgumentParser:
         help="thresholds of a disturbed point, e.g. '{\"max_foreign_cpu_pct\": 20}' (see kitlib.interference.Rule)",
     )
     run.add_argument(
+        "--steady",
+        default=None,
+        metavar="JSON",
+        help="when a time-bound point is steady enough, e.g. '{\"max_factor\": 2}' to let points grow to at most "
+        "twice the profile's duration (see kitlib.steady.Rule)",
+    )
+    run.add_argument(
         "--until-decided",
         action="store_true",
         help="after the first repetitions, add repetitions of what undecided claims need until each is decided, "
@@ -255,6 +262,13 @@ def _interference_rule(args: argparse.Namespace) -> dict | None:
     return rule or None
 
 
+def _steady_rule(args: argparse.Namespace) -> dict | None:
+    rule = parse_value(args.steady, "--steady") if args.steady else None
+    if rule is not None and not isinstance(rule, dict):
+        raise PlanError(f"--steady: a JSON object of thresholds, got {args.steady!r}")
+    return rule
+
+
 def _stopping(args: argparse.Namespace) -> dict | None:
     """The plan's sequential design from `--until-decided` and `--max-repetitions`."""
     if not args.until_decided:
@@ -284,6 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         order=args.order,
         seed=args.seed,
         interference=_interference_rule(args),
+        steady=_steady_rule(args),
         until_decided=_stopping(args),
         **overrides,
     )

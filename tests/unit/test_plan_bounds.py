@@ -178,3 +178,9 @@ def test_the_runner_refuses_a_bad_plan_before_writing_its_folder(tmp_path):
 )
 def test_a_misspelled_workload_is_refused_instead_of_planning_no_points(tmp_path, experiment, name, value, expected):
     assert expected in dry_run(tmp_path, experiment, "-p", name, value)
+
+
+def test_the_steady_state_rule_is_taken_from_the_command_line_and_checked(tmp_path):
+    assert "max_factr: Extra inputs are not permitted" in dry_run(tmp_path, "block", "--steady", '{"max_factr": 2}')
+    assert "a JSON object of thresholds" in dry_run(tmp_path, "block", "--steady", "[2]")
+    assert "greater than or equal to 1" in dry_run(tmp_path, "block", "--steady", '{"max_factor": 0.5}')
