@@ -124,6 +124,9 @@ def test_rule_names_each_threshold_crossed():
     assert Rule().reasons(quiet) == []
     assert Rule().reasons(None) == []
     assert Rule().reasons(busy) == ["steal 4.0% > 2%", "CPU of other processes 48.2% > 10%"]
+    short = Figures(0.8, 4.0, 48.2, 1.0, 5.0, 3, None)  # a point of 0.8 s: other processes' CPU not judged
+    assert Rule().reasons(short) == ["steal 4.0% > 2%"]
+    assert Rule(foreign_cpu_min_seconds=0).reasons(short)[1] == "CPU of other processes 48.2% > 10%"
     strict = Rule(max_runqueue=3, min_mhz=2000, max_steal_pct=None)
     assert strict.reasons(busy) == [
         "CPU of other processes 48.2% > 10%",
