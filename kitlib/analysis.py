@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kitlib import claims, experiments, figures, hostfacts, littles_law, paper_vs_data, paths, stats
+from kitlib import claims, experiments, figures, hostfacts, littles_law, paper_vs_data, paths, stats, tool_versions
 from kitlib.claims.core import ENV_OPTION_COLUMNS
 from kitlib.hostid import describe_host, host_id
 from kitlib.importers import felter2014
@@ -57,9 +57,13 @@ def dimensions(df: pd.DataFrame) -> list[str]:
 
 
 def statistics_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean, std, median, min, max, n and 95% interval per configuration and host; each host's rows
+    """Mean, std, median, min, max, n and 95% interval per configuration and host, and per version of the
+    tools where records name them (runs of two versions are two rows, never one mean); each host's rows
     are labelled with its description where provenance gives one (`host_label`)."""
-    table = stats.summarize(df, by=dimensions(df))
+    versions = (
+        [tool_versions.COLUMN] if tool_versions.COLUMN in df.columns and df[tool_versions.COLUMN].notna().any() else []
+    )
+    table = stats.summarize(df, by=dimensions(df) + versions)
     if "host" in table.columns and "source" in df.columns:
         labels = host_labels(df)
         table.insert(table.columns.get_loc("host") + 1, "host_label", table["host"].map(labels))
@@ -83,15 +87,16 @@ def host_labels(df: pd.DataFrame) -> dict[str, str]:
     return labels
 
 
-def overhead_table(df: pd.DataFrame, baseline_env: str = "native") -> pd.DataFrame:
-    """Every environment against the baseline per configuration: ratio, interval, test, verdict. Options an
-    environment label carries (quota, shares, filesystem, numa, …) are part of the environment, so they
-    never make a configuration differ from the baseline's."""
+def overhead_table(df: pd.DataFrame, baseline_env: str = "native", allow_mixed_versions: bool = False) -> pd.DataFrame:
+    """Every environment against the baseline per configuration: ratio, interval, test, verdict, and the
+    tool versions that differ (a side pooling two versions is not compared unless `allow_mixed_versions`).
+    Options an environment label carries (quota, shares, filesystem, numa, …) are part of the environment,
+    so they never make a configuration differ from the baseline's."""
 
     if "source" in df.columns and not df.empty:
         df = hostfacts.with_host(df)  # records of different machines are never compared
     by = [c for c in dimensions(df) if c != "env" and c not in ENV_OPTION_COLUMNS]
-    return stats.compare(df, by=by, baseline_env=baseline_env)
+    return stats.compare(df, by=by, baseline_env=baseline_env, allow_mixed_versions=allow_mixed_versions)
 
 
 def by_experiment(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -119,10 +124,11 @@ def littles_law_table(df: pd.DataFrame, tolerance: float = littles_law.TOLERANCE
     return littles_law.check(df, tolerance)
 
 
-def claims_table(df: pd.DataFrame, experiment: str | None = None) -> pd.DataFrame:
+def claims_table(df: pd.DataFrame, experiment: str | None = None, allow_mixed_versions: bool = False) -> pd.DataFrame:
     """Every claim's verdict per host (only the experiment's where one is named), with the environment
-    names made honest (see `honest_labels`)."""
-    table = claims.evaluate_all(df, experiment)
+    names made honest (see `honest_labels`); runs of differing tool versions are pooled only when
+    `allow_mixed_versions` (`kitlib.claims.versions`)."""
+    table = claims.evaluate_all(df, experiment, allow_mixed_versions)
     if df.empty or "source" not in df.columns:
         return table
     with_host = hostfacts.with_host(df)

@@ -25,6 +25,7 @@ from kitlib import (
 from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
 from kitlib.errors import KitError, PlanError
+from kitlib.image import DEFAULT_BASE
 from kitlib.notebooks import execute_experiment
 from kitlib.parameters import as_seconds, parse_value
 from kitlib.record_files import DuplicateRecords
@@ -204,6 +205,12 @@ def _parser() -> argparse.ArgumentParser:
         "of their difference",
     )
     verdicts.add_argument(
+        "--allow-mixed-versions",
+        action="store_true",
+        help="decide on runs whose tool versions differ within one configuration (by default left undecided, "
+        "naming the versions)",
+    )
+    verdicts.add_argument(
         "--list",
         action="store_true",
         dest="listing",
@@ -238,7 +245,7 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     if args.ship_image and not hostcheck.built_here(image):
         from kitlib.runner import _benchmark_image
 
-        image = _benchmark_image("debian:bookworm-slim")
+        image = _benchmark_image(DEFAULT_BASE)
     reports = hostcheck.check(hosts, image=image, ship=args.ship_image, progress=sys.stderr.isatty())
     print(hostcheck.render(reports))
     return 1 if any(report.error for report in reports) else 0
@@ -304,7 +311,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     )
     if args.dry_run:
         return dry_run(plan)
-    root = paths.run_folder(plan.experiment, plan.run_id)
+    root = paths.run_folder(plan)
     if args.no_notebook:
         run_plan(plan)
     else:
@@ -341,7 +348,7 @@ def dry_run(plan) -> int:
     built, connected to or written."""
     import json
 
-    store = RunStore(paths.results_root() / plan.experiment / plan.run_id)
+    store = RunStore(paths.run_folder(plan))
     print(json.dumps(plan.model_dump(mode="json"), indent=2, sort_keys=True))
     print(f"run_id: {plan.run_id}")
     print(f"results folder: {store.root}{'' if store.root.exists() else ' (new)'}")
@@ -427,7 +434,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
         claims.listing().to_csv(sys.stdout, index=False)
         return 0
     folders = paths.resolve_results_dirs([Path(d).resolve() for d in args.dirs], parameter="DIR")
-    verdicts = claims.evaluate_all(analysis.load(folders))
+    verdicts = claims.evaluate_all(analysis.load(folders), allow_mixed_versions=args.allow_mixed_versions)
     if args.against:
         try:
             table = against.against(verdicts, args.against)

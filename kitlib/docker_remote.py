@@ -198,15 +198,19 @@ def ship(image, connection, *, socket_path: str | None, where: str, progress: bo
 
 
 def engine_facts(client) -> dict:
-    """What identifies a remote engine in provenance: its id, name (host), data root, version, driver."""
+    """What identifies a Docker engine in provenance, this host's (`provenance.collect_docker`) or a remote
+    one's, under the same keys: its id, name (host), data root, version and API, storage and cgroup
+    drivers, cgroup version, kernel and CPUs."""
     info, version = client.info(), client.version()
     return {
         "engine_id": info.get("ID"),
         "engine_host": info.get("Name"),
         "docker_root_dir": info.get("DockerRootDir"),
         "engine_version": version.get("Version"),
+        "api": version.get("ApiVersion"),
         "storage_driver": info.get("Driver"),
         "cgroup_driver": info.get("CgroupDriver"),
+        "cgroup_version": info.get("CgroupVersion"),
         "kernel": info.get("KernelVersion"),
         "cpus": info.get("NCPU"),
     }

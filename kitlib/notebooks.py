@@ -137,7 +137,7 @@ def execute_experiment(experiment: Experiment, plan: Plan) -> Path:
     and the time left meanwhile."""
 
     notebook = paths.notebooks_root() / experiment.notebook
-    store = RunStore(paths.results_root() / plan.experiment / plan.run_id)
+    store = RunStore(paths.run_folder(plan))
     store.write_plan(plan.model_dump(mode="json"))
     output = store.root / notebook.name
     with Watcher(f"{plan.experiment} ({plan.profile})", store.root / "units", planned_units(plan)):

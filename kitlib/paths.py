@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol
 
 from kitlib import parameters  # each reads the other only when called: parameters.as_path uses from_root
 from kitlib.errors import KitError
@@ -15,9 +16,20 @@ def results_root() -> Path:
     return Path(os.environ.get("KIT_RESULTS", PROJECT_ROOT / "results"))
 
 
-def run_folder(experiment: str, run_id: str, results: Path | None = None) -> Path:
-    """Where a run's records, units and provenance live: <results>/<experiment>/<run_id>."""
-    return (results or results_root()) / experiment / run_id
+class NamesItsRun(Protocol):
+    """What names a run's folder: a plan (`kitlib.planning.Plan`)."""
+
+    @property
+    def experiment(self) -> str: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+
+def run_folder(plan: NamesItsRun, results: Path | None = None) -> Path:
+    """Where a plan's records, units and provenance live: <results>/<experiment>/<run_id> (the one place
+    that spells it: the CLI, the runner, the notebooks and `kit reproduce` all ask here)."""
+    return Path(results or results_root()) / plan.experiment / plan.run_id
 
 
 def figures_root() -> Path:

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import random
+import socket
 from pathlib import Path
 from typing import Any, Literal
 
@@ -184,12 +185,15 @@ class Plan(BaseModel):
 
     @property
     def peer_path(self) -> str:
-        """How the client reaches the system under test: `netns`, `loopback` or `remote:<host>`
-        (`auto` resolved as the runner will: a namespace where root allows)."""
+        """How the client reaches the system under test, as records carry it in `peer` and the run's
+        identity holds it: `netns`, `loopback` (`auto` resolved as `peer.make_peer` does: a namespace
+        where root allows), or `remote:<the client's machine>`: the third machine (`peer_host`), or this
+        one when only the system under test is remote. The records' `host` names the system under test,
+        so `peer` names the other end: two client machines loading one server are two configurations."""
         if self.peer == "remote":
             return f"remote:{self.peer_host}"
         if self.sut_host:
-            return f"remote:{self.sut_address or self.sut_host}"
+            return f"remote:{socket.gethostname()}"
         if self.peer == "auto":
             return "netns" if os.geteuid() == 0 else "loopback"
         return self.peer

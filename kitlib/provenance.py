@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kitlib import __version__, paths
+from kitlib.docker_remote import engine_facts
 from kitlib.host import commands
 from kitlib.hostid import host_id
 from kitlib.procs import run_bounded
@@ -175,16 +176,7 @@ def collect_docker() -> dict[str, Any] | None:
     try:
         from kitlib.environments.docker import docker_client
 
-        client = docker_client()
-        version, info = client.version(), client.info()
-        return {
-            "engine": version.get("Version"),
-            "api": version.get("ApiVersion"),
-            "storage_driver": info.get("Driver"),
-            "cgroup_driver": info.get("CgroupDriver"),
-            "cgroup_version": info.get("CgroupVersion"),
-            "userland_proxy": _userland_proxy(),
-        }
+        return {**engine_facts(docker_client()), "userland_proxy": _userland_proxy()}
     except Exception as exc:
         return {"unavailable": str(exc)[:200]}
 

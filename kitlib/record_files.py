@@ -86,24 +86,19 @@ def _check_row(row: list[str], width: int, where: dict[str, int], place: str) ->
 # ---------------------------------------------------------------- hosts
 
 
-def with_current_host_ids(frame: pd.DataFrame, sessions: list[dict[str, Any]], run_dir: Path) -> pd.DataFrame:
+def current_host_ids(frame: pd.DataFrame, sessions: list[dict[str, Any]], run_dir: Path) -> pd.DataFrame:
     """The `host` column as `hostid.host_id` computes it now from the folder's provenance: records of
-    older kits carry ids of the machine-id alone (so two clones of one image shared one), or no host
-    column at all (then the last session's host). The files themselves are never rewritten."""
+    older kits carry ids of the machine-id alone (so two clones of one image shared one); an id that is
+    already current stays. The files themselves are never rewritten (`kitlib.formats`, step 2 → 3)."""
     by_session = [(s, h) for s in sessions for h in [s.get("host"), *(s.get("sut_hosts") or {}).values()] if h]
-    if not by_session:
+    if not by_session or "host" not in frame.columns:
         return frame
     current: dict[str, set[str]] = {}
     for _, host in by_session:
         new = hostid.host_id(host)
         for old in hostid.recorded_ids(host) | {new}:
             current.setdefault(old, set()).add(new)
-    last = sessions[-1].get("host")
     frame = frame.copy()
-    if "host" not in frame.columns:
-        frame["host"] = hostid.host_id(last) if last else None
-    elif last:
-        frame["host"] = frame["host"].where(frame["host"].notna(), hostid.host_id(last))
     ids = frame["host"].astype(object)
     for old in ids.dropna().unique():
         found = current.get(str(old), set())

@@ -35,6 +35,9 @@ BOOKKEEPING_COLUMNS = frozenset(
     | {"steady", "steady_halfwidth_pct", "steady_bias_pct", "warmup_s", "point_seconds"}
     # the error rate of a sequential run's intervals (kitlib.sequential)
     | {"ci_alpha"}
+    # the versions of the experiment's tools (kitlib.tool_versions): checked where records are compared
+    # and pooled, never a configuration of their own (an image's package revision is not the host's)
+    | {"tool_versions"}
 )
 #: Facts of the kit's own measuring programs (which program and source, the sizes it derived from the
 #: plan and the host): they describe a run and split no series unless an experiment's schema declares one

@@ -92,14 +92,14 @@ def reproduce(
     for name, plan in plans.items():
         experiment = experiments.get(name)
         envs = list(plan.environments)
-        print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.results_root() / name / plan.run_id}", flush=True)
+        print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.run_folder(plan)}", flush=True)
         since, started = provenance.now(), time.monotonic()
         try:
             execute_experiment(experiment, plan)
         except Exception:  # one failing experiment must not hide the others' results
             failures += 1
             print(f"{name}: FAILED\n{traceback.format_exc(limit=2)}")
-        tool_s, units = timing.store_tool_time(paths.run_folder(name, plan.run_id), since)
+        tool_s, units = timing.store_tool_time(paths.run_folder(plan), since)
         steps.append(timing.StepTime(name, time.monotonic() - started, tool_s, units, expected.get(name)))
     if adaptive:
         steps.append(until_decided(plans, budget_s, begun))
@@ -137,7 +137,7 @@ def until_decided(plans: dict, budget_s: float | None, begun: float) -> timing.S
     left = (budget_s or 0.0) - (time.monotonic() - begun) - ANALYSIS_SECONDS
     print(f"until decided: {max(left, 0) / 60:.1f} min left for repetitions of what undecided claims need", flush=True)
     started, since = time.monotonic(), provenance.now()
-    runs = [(plan, paths.run_folder(name, plan.run_id)) for name, plan in plans.items()]
+    runs = [(plan, paths.run_folder(plan)) for plan in plans.values()]
     report = extend_until_decided(runs, max(left, 0.0), lambda plan: run_plan(plan, progress=sys.stderr.isatty()))
     for note in report.notes:
         print(f"  not within reach: {note}")
@@ -157,7 +157,7 @@ def announce(plans: dict, profile: str, budget_s: float | None = None) -> dict[s
     expected: dict[str, float] = {}
     print(f"estimated time per experiment on this host ({speed.source}):")
     for name, plan in plans.items():
-        store = RunStore(paths.run_folder(name, plan.run_id))
+        store = RunStore(paths.run_folder(plan))
         todo = store.pending(plan_units(plan, extensions=store.extensions()))
         found = estimate.estimate(plan, todo, calibrated=speed)
         expected[name] = found.total

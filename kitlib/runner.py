@@ -18,7 +18,6 @@ import functools
 import itertools
 import json
 import random
-import socket
 import time
 import traceback
 import warnings
@@ -39,11 +38,12 @@ from kitlib import (
     sequential,
     signals,
     steady,
+    tool_versions,
 )
 from kitlib.environments.docker import docker_client
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
 from kitlib.experiments.base import RawResult, Workload
-from kitlib.image import ensure_image
+from kitlib.image import DEFAULT_BASE, ensure_image
 from kitlib.peer import make_peer
 from kitlib.planning import Plan
 from kitlib.ports import free_ports
@@ -118,12 +118,12 @@ def run_plan(
     results_root: Path | None = None,
     progress: bool = True,
     image: str | None = None,
-    base_image: str = "debian:bookworm-slim",
+    base_image: str = DEFAULT_BASE,
 ) -> RunResult:
     """Run every unit of the plan that is not already done; return all records of the run."""
     experiment = experiments.get(plan.experiment)
     experiment.check(plan, plan.experiment)  # before anything is written: a bad plan leaves no folder
-    store = RunStore((results_root or paths.results_root()) / plan.experiment / plan.run_id)
+    store = RunStore(paths.run_folder(plan, results_root))
     store.write_plan(plan.model_dump(mode="json"))
     units = plan_units(plan, experiment.workloads(plan), store.extensions())
     idle = [env for env in plan.environments if not any(u.env == env for u in units)]
@@ -179,15 +179,6 @@ def _execute(
         store.append_provenance(session.finish())
 
 
-def _peer_path(peer, plan: Plan) -> str:
-    """`netns`, `loopback`, or `remote:<host>` (the client's machine when the system under test is remote)."""
-    if peer.kind == "remote":
-        return f"remote:{plan.peer_host}"
-    if plan.sut_host:
-        return f"remote:{socket.gethostname()}"
-    return peer.kind
-
-
 @dataclass(frozen=True)
 class RunContext:
     """What every environment of one run shares, and the session that collects the run's provenance."""
@@ -207,7 +198,7 @@ class RunContext:
 
 def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
     plan, store, peer, session, bar = run.plan, run.store, run.peer, run.session, run.bar
-    placement = {"host": session.host_id, "peer": _peer_path(peer, plan)}  # where the points ran
+    placement = {"host": session.host_id, "peer": plan.peer_path}  # where the points ran
     try:
         options: dict[str, Any] = {}
         if environments.parse_label(label).kind in ("docker", "vm", "lxc", "docker-in-vm"):
@@ -234,8 +225,10 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
                 write_libvirt(store.root / "libvirt")
             for workload in dict.fromkeys(u.workload for u in units):
                 workload.prepare(env, peer)
+                tools = experiments.schema(plan.experiment).tools_of(workload.name)
+                versions = {tool_versions.COLUMN: tool_versions.of_environment(session.tool_versions, label, *tools)}
                 for unit in (u for u in units if u.workload is workload):
-                    _run_unit(unit, env, peer, plan, store, placement, run.sizes)
+                    _run_unit(unit, env, peer, plan, store, {**placement, **versions}, run.sizes)
                     bar.update(1)
                 workload.finish(env, peer)
             try:  # again: what the workloads added (companions); an engine gone mid-run keeps the first

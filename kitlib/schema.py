@@ -34,6 +34,9 @@ class WorkloadSchema:
     #: the rows that stand for a point where a point records several (Redis: op = mix)
     headline: Mapping[str, Any] = field(default_factory=dict)
     closed_loop: ClosedLoop | None = None
+    #: the packages this workload's programs come from where they are not the experiment's (`Schema.tools`)
+    tools: tuple[str, ...] | None = None
+    client_tools: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,9 +60,22 @@ class Schema:
     figures: tuple[FigureSpec, ...] = ()
     #: names of the claims (`kitlib.claims`) decided on this experiment's records
     claims: tuple[str, ...] = ()
+    #: the Debian packages (of `provenance.TOOL_PACKAGES`) whose programs measure inside the environment,
+    #: and those the load generator runs on the client's side: each record names their versions
+    #: (`kitlib.tool_versions`), so runs of differing versions are flagged and never pooled unasked
+    tools: tuple[str, ...] = ()
+    client_tools: tuple[str, ...] = ()
 
     def workload(self, name: str | None) -> WorkloadSchema:
         return self.workloads.get(name or "", WorkloadSchema())
+
+    def tools_of(self, workload: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The packages a workload's records name the versions of: (in the environment, on the client)."""
+        own = self.workload(workload)
+        return (
+            self.tools if own.tools is None else own.tools,
+            self.client_tools if own.client_tools is None else own.client_tools,
+        )
 
     def headline_rows(self, records: pd.DataFrame) -> pd.DataFrame:
         """The records without the rows a headline leaves out (Redis's separate SET and GET phases);

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from kitlib import tool_versions
+
 ALPHA = 0.05
 
 
@@ -163,20 +165,38 @@ def compare_samples(values, baseline, test: str = "welch") -> Comparison:
     return Comparison(float(ratio), float(low), float(high), float(p), test, len(a), len(b), verdict)
 
 
-def compare(df: pd.DataFrame, by: list[str], baseline_env: str = "native", test: str = "welch") -> pd.DataFrame:
-    """Every environment against `baseline_env` within each group of `by` (which must not hold `env`)."""
+def compare(
+    df: pd.DataFrame,
+    by: list[str],
+    baseline_env: str = "native",
+    test: str = "welch",
+    allow_mixed_versions: bool = False,
+) -> pd.DataFrame:
+    """Every environment against `baseline_env` within each group of `by` (which must not hold `env`).
+    Where records name their tools' versions, a `tool_versions` column names those that differ between
+    the two sides, and a side pooling runs of differing versions is not compared unless
+    `allow_mixed_versions` (`kitlib.tool_versions`)."""
     rows = []
+    named = tool_versions.COLUMN in df.columns
     for key, group in df.groupby(by, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         base = group[group["env"] == baseline_env]
         for env, other in group[group["env"] != baseline_env].groupby("env"):
+            both = pd.concat([other, base])
+            pooled = tool_versions.mixed(both, ["env"]) if named else []
             if base.empty:
                 result = Comparison.not_comparable(f"no {baseline_env} runs", test, len(other), 0)
             elif set(base["unit"]) != set(other["unit"]):
                 result = Comparison.not_comparable("different units", test, len(other), len(base))
+            elif pooled and not allow_mixed_versions:
+                reason = f"pools runs of differing tool versions ({'; '.join(pooled)})"
+                result = Comparison.not_comparable(reason, test, len(other), len(base))
             else:
                 result = compare_samples(other["value"], base["value"], test)
-            rows.append({**dict(zip(by, key, strict=True)), "env": env, "baseline": baseline_env, **result.__dict__})
+            row = {**dict(zip(by, key, strict=True)), "env": env, "baseline": baseline_env, **result.__dict__}
+            if named:
+                row[tool_versions.COLUMN] = "; ".join(tool_versions.between(both) + pooled) or None
+            rows.append(row)
     return pd.DataFrame(rows)
 
 

@@ -1,6 +1,6 @@
 """The results store: `results/<experiment>/<run_id>/`, written atomically, resumable.
 
-    plan.json         the validated plan (and the store's format version)
+    plan.json         the validated plan and the folder's results format (`kitlib.formats`)
     units/<key>.json  one measured point of one environment and repetition: status, records, commands
     raw/<key>.<name>.txt  the tool's raw output beside it
     records.csv       every valid record of the run (rebuilt from units/)
@@ -25,12 +25,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kitlib import paths, provenance, record_files
+from kitlib import formats, paths, provenance, record_files
 from kitlib.errors import KitError
 from kitlib.hostid import differences, host_id
 from kitlib.records import CORE_COLUMNS, Record, to_frame
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = formats.FORMAT_VERSION
 
 
 #: the prefix of atomic_write's temp files (`.<name>.<random>`): what `kit clean` removes of a killed writer
@@ -222,8 +222,7 @@ class RunStore:
             self.refuse_other_machine(str(plan_json["host"]))
         if existing.exists():
             old = read_json(existing)
-            if old.get("format_version", 0) > FORMAT_VERSION:
-                raise KitError(f"{self.root} was written by a newer kitlib (format {old['format_version']})")
+            formats.refuse_newer(old.get("format_version", formats.UNVERSIONED), self.root)
             differing = plan_differences(old.get("plan", {}), plan_json, ignore)
             if differing:
                 raise KitError(
@@ -362,26 +361,23 @@ class RunStore:
         atomic_write(path, json.dumps(document, indent=2, default=str))
 
 
-def plan_order(folder: Path) -> str | None:
-    """The order the plan in `folder` ran in: its recorded `order`, or `blocked` for a run of the kit from
-    before it recorded one (it knew no other order then); None for imported records or no plan file."""
+def read_folder(folder: Path) -> formats.RunFolder:
+    """One run folder as its files hold it (plan, provenance sessions, records), in its own format; a
+    folder of a newer format than this kit's is refused, naming both."""
     path = Path(folder) / "plan.json"
-    if not path.is_file():
-        return None
-    plan = read_json(path).get("plan")
-    if not isinstance(plan, dict) or plan.get("imported"):
-        return None
-    if plan.get("order"):
-        return str(plan["order"])
-    return "blocked" if "repetitions" in plan else None
+    document = read_json(path) if path.is_file() else {}
+    records = record_files.read_records_csv(Path(folder) / "records.csv")
+    version = formats.version_of(document, records, Path(folder))
+    plan = document.get("plan") if isinstance(document.get("plan"), dict) else None
+    return formats.RunFolder(Path(folder), version, plan, RunStore(folder).sessions(), records)
 
 
 def load_records(*roots: Path | str, experiment: str | None = None):
     """Every records.csv under the given folders (results/, data/sample/, one experiment's or one run's
-    folder: `paths.records_files`) as one frame, each record once, each naming its host as
-    `hostid.host_id` computes it now (from its folder's provenance.json where the file's own ids are
-    older or absent). A bad row, a record with two values, a metric in two units are errors naming the
-    file (`kitlib.record_files`)."""
+    folder: `paths.records_files`) as one frame, each record once, each folder read in the current
+    results format whatever its own (`kitlib.formats`: its host ids as `hostid.host_id` computes them
+    now, its tools' versions named), with the order its plan ran in. A bad row, a record with two
+    values, a metric in two units are errors naming the file (`kitlib.record_files`)."""
     import pandas as pd
 
     unique_roots, again = record_files.same_folders(Path(root) for root in roots)
@@ -392,12 +388,9 @@ def load_records(*roots: Path | str, experiment: str | None = None):
         warnings.warn(f"{repeated}: {what}: counted once", record_files.DuplicateRecords, stacklevel=2)
     frames = []
     for folder in folders:
-        frame = record_files.read_records_csv(folder / "records.csv")
-        if not frame.empty:
-            frame["source"] = str(folder)
-            frame["order"] = plan_order(folder)
-            sessions = RunStore(folder).sessions()
-            frames.append(record_files.with_current_host_ids(frame, sessions, folder))
+        run = formats.upgrade(read_folder(folder))
+        if not run.records.empty:
+            frames.append(run.records.assign(source=str(folder), order=run.order))
     if not frames:
         return to_frame([])
     frame = record_files.drop_duplicates(pd.concat(frames, ignore_index=True))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kitlib import experiments, hostfacts
-from kitlib.claims import felter, latency, seeds, unencoded
+from kitlib.claims import felter, latency, seeds, unencoded, versions
 from kitlib.claims.core import (
     DERIVED,
     INCONCLUSIVE,
@@ -79,20 +79,27 @@ def of(experiment: str) -> list[Claim]:
     return [claim for claim in CLAIMS if claim.name in names]
 
 
-def evaluate_all(df: pd.DataFrame, experiment: str | None = None) -> pd.DataFrame:
+def evaluate_all(df: pd.DataFrame, experiment: str | None = None, allow_mixed_versions: bool = False) -> pd.DataFrame:
     """Every claim's verdict on these records (only the experiment's where one is named), one row per
-    claim and host (hosts are never pooled)."""
+    claim and host (hosts are never pooled); a verdict resting on runs of differing tool versions is
+    left undecided unless `allow_mixed_versions` (`kitlib.claims.versions`)."""
     chosen = of(experiment) if experiment else CLAIMS
     if df.empty or "env" not in df.columns:
         return _table(df, hostfacts.UNKNOWN_HOST, chosen)
     df = hostfacts.with_host(df)
-    return pd.concat([_table(part, host, chosen) for host, part in df.groupby("host", sort=True)], ignore_index=True)
+    return pd.concat(
+        [_table(part, host, chosen, allow_mixed_versions) for host, part in df.groupby("host", sort=True)],
+        ignore_index=True,
+    )
 
 
-def _table(df: pd.DataFrame, host: str, chosen: list[Claim]) -> pd.DataFrame:
+def _table(df: pd.DataFrame, host: str, chosen: list[Claim], allow_mixed_versions: bool = False) -> pd.DataFrame:
     rows = []
     for claim in chosen:
-        verdict = claim.evaluate(df) if not df.empty else Verdict(NOT_TESTABLE, "no records in these records")
+        if df.empty:
+            verdict = Verdict(NOT_TESTABLE, "no records in these records")
+        else:
+            verdict = versions.checked(claim, claim.evaluate(df), df, allow_mixed_versions)
         rows.append(
             {
                 "claim": claim.name,

@@ -186,6 +186,7 @@ EXPERIMENT = Experiment(
             for name in ("seq_read", "seq_write", "rand_read", "rand_write", "rand_mixed", "rand_read_latency")
         },
         figures=(FigureSpec("block-fig5-7-sequential-random-latency", "net_block.block"),),
+        tools=("fio",),
         claims=(
             "docker_negligible_sequential_io",
             "kvm_negligible_sequential_io",

@@ -192,7 +192,10 @@ EXPERIMENT = Experiment(
     make_workloads=workloads,
     settle=settle,
     schema=Schema(
-        workloads={"pxz": WorkloadSchema(series=("level",)), "linpack": WorkloadSchema()},
+        workloads={
+            "pxz": WorkloadSchema(series=("level",), tools=("xz-utils",)),
+            "linpack": WorkloadSchema(tools=("libopenblas0-openmp", "libgomp1")),
+        },
         claims=(
             "docker_near_native_pxz",
             "kvm_pxz_loss",

@@ -222,6 +222,7 @@ EXPERIMENT = Experiment(
             "randomaccess": WorkloadSchema(series=("variant",)),
         },
         figures=(FigureSpec("memory-stream-kernels", "memory.stream_kernels", ("stream",)),),
+        tools=("libgomp1",),
         claims=(
             "docker_near_native_stream",
             "kvm_near_native_stream",

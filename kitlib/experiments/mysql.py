@@ -198,6 +198,8 @@ EXPERIMENT = Experiment(
             )
         },
         figures=(FigureSpec("mysql-fig10-13", "mysql.mysql_figures"),),
+        tools=("mariadb-server",),
+        client_tools=("sysbench",),
         claims=(
             "overlay_slows_mysql",
             "docker_near_native_mysql",

@@ -219,6 +219,8 @@ EXPERIMENT = Experiment(
             "rr": WorkloadSchema(series=("protocol",), closed_loop=ClosedLoop("transaction_rate", "rtt_mean")),
         },
         figures=(FigureSpec("net-fig2-3-throughput-cpu-rtt", "net_block.network"),),
+        tools=("nuttcp", "sockperf", "netperf"),
+        client_tools=("nuttcp", "sockperf", "netperf"),
         claims=(
             "nat_lengthens_transmit_path",
             "kvm_costs_receive_path",

@@ -213,6 +213,8 @@ EXPERIMENT = Experiment(
             )
         },
         figures=(FigureSpec("redis-fig8-9-throughput-latency", "redis.throughput_latency"),),
+        tools=("redis-server",),
+        client_tools=("redis-tools",),
         claims=(
             "docker_host_equals_native_redis",
             "nat_adds_redis_latency",

@@ -314,6 +314,8 @@ EXPERIMENT = Experiment(
             FigureSpec("scaleout-vroom-fig3-throughput", "scaleout.throughput"),
             FigureSpec("scaleout-vroom-fig4-speedup", "scaleout.speedup"),
         ),
+        tools=("redis-server",),
+        client_tools=("redis-tools",),
         claims=(
             "scaleout_speedup_below_n",
             "scaleout_pinning_helps_native",

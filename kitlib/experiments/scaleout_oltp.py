@@ -187,6 +187,8 @@ EXPERIMENT = Experiment(
     schema=Schema(
         workloads={"scaleout_oltp_read_write": WorkloadSchema(sweep="threads", series=("placement",))},
         figures=(FigureSpec("scaleout-oltp-vroom-fig2-normalised", "scaleout_oltp.scaleout_oltp_figure"),),
+        tools=("mariadb-server",),
+        client_tools=("sysbench",),
         claims=("scaleout_oltp_docker_adds_little",),
     ),
 )

@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 from kitlib.environments.docker import docker_client
-from kitlib.image import ensure_image
+from kitlib.image import DEFAULT_BASE, ensure_image
 from kitlib.vm.accel import KvmVerdict, kvm_verdict
 from kitlib.vm.guest_image import GuestArtifacts, ensure_guest
 
 
-def prepare_guest(base_image: str = "debian:bookworm-slim", *, notify=print) -> tuple[GuestArtifacts, KvmVerdict]:
+def prepare_guest(base_image: str = DEFAULT_BASE, *, notify=print) -> tuple[GuestArtifacts, KvmVerdict]:
     client = docker_client()
     guest = ensure_guest(client, ensure_image(client, base_image, notify=notify), notify=notify)
     return guest, kvm_verdict(guest.kernel)

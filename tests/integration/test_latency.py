@@ -1,11 +1,15 @@
-"""The latency study: the request-response service, its parser, the analysis, and a quick papermill run."""
+"""The latency study: the request-response service on this host, and a quick papermill run."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+import time
 
 import pandas as pd
 import pytest
 
-from kitlib import latency_analysis, paths
+from kitlib import latency_analysis, parsers, paths, services
 from kitlib.notebooks import execute
 
 from ..conftest import leftovers
@@ -49,3 +53,43 @@ def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dir
     for name in ("fig1-cdf-shares", "fig2-quota", "fig3-bridge", "fig4-6-storage"):
         assert len(list(figures.glob(f"latency-closer-look-{name}-*.png"))) == 1  # one file per host: this one
     assert leftovers(docker_client) == []
+
+
+@pytest.mark.server
+def test_service_does_real_work_per_request():
+    """More server work per request shows up as server CPU time and as latency."""
+    server = subprocess.Popen(
+        services.command("rr", "server", 17931),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        executable=sys.executable,
+    )
+    try:
+        time.sleep(0.5)
+        results = {}
+        for work in (0, 2000):
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    services.source("rr"),
+                    "client",
+                    "127.0.0.1",
+                    "17931",
+                    "300",
+                    "100",
+                    "200",
+                    str(work),
+                    "20",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            ).stdout
+            results[work] = {m.metric: m.value for m in parsers.get("kit-rr")(out, "client") if not m.dims}
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert results[2000]["latency_mean"] > results[0]["latency_mean"] + 100
+    assert results[2000]["server_cpu_utilization"] > results[0]["server_cpu_utilization"]

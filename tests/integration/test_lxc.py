@@ -15,8 +15,14 @@ import pytest
 import kitlib
 from kitlib import cpus, environments, naming
 
-from ..conftest import missing
-from ..unit.test_lxc import lxc_leftovers
+from ..conftest import host_leftovers, missing
+
+
+def lxc_leftovers(owner_pid: int) -> list[str]:
+    """Running containers (their LXC monitors), scratch folders, veths and FORWARD rules of `owner_pid`."""
+    running = subprocess.run(["pgrep", "-af", "lxc monitor"], capture_output=True, text=True).stdout
+    found = [f"monitor {line}" for line in running.splitlines() if f"/kit{owner_pid}x" in line]
+    return found + host_leftovers(owner_pid, "kl")
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,13 @@
-"""MySQL experiment: sysbench parser on real outputs, a failed connection kept as a failure, a quick run."""
+"""MySQL experiment: a failed connection kept as a failure, and a quick notebook run."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
+import kitlib
 from kitlib import paths
+from kitlib.experiments.mysql import OltpWorkload
 from kitlib.notebooks import execute
 
 from ..conftest import leftovers
@@ -45,3 +47,17 @@ def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dir
     assert (records["rows"] == 2000).all() and (records["buffer_pool_mb"] == 64).all()
     assert len(list(figures.glob("mysql-fig10-13-*.png"))) == 1  # one file per host: this one
     assert leftovers(docker_client) == []
+
+
+@pytest.mark.netns
+def test_a_failed_connection_is_a_failed_point_not_numbers(isolated_dirs, monkeypatch, root_netns):
+    """Fault injection: the server is never started, so the real sysbench cannot connect."""
+
+    def prepare_nothing(self, env, peer):
+        self.target = env.address_for_peer(env.layout.ports[0], peer.host_address)
+
+    monkeypatch.setattr(OltpWorkload, "prepare", prepare_nothing)
+    plan = kitlib.plan("mysql", environments=["native"], repetitions=1, threads=[1], seconds=1)
+    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
+    assert result.records.empty
+    assert "FATAL: unable to connect to MySQL server" in result.failures["reason"].iloc[0]

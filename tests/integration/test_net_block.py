@@ -1,10 +1,11 @@
-"""Network and block experiments: the CPU sampler, the fio preflight, and quick notebook runs."""
+"""Network and block experiments: the fio preflight on a real run, and quick notebook runs."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
+import kitlib
 from kitlib import paths
 from kitlib.notebooks import execute
 
@@ -61,3 +62,14 @@ def test_quick_notebook_run(name, parameters, envs, figure, docker_client, root_
         assert set(records.loc[records["env"] == "docker-host-overlay", "filesystem"]) == {"overlayfs"}
     assert len(list(figures.glob(f"{figure}-*.png"))) == 1  # one file per host: this one
     assert leftovers(docker_client) == []
+
+
+@pytest.mark.netns
+def test_preflight_refuses_a_file_larger_than_the_free_space(root_netns, isolated_dirs):
+    plan = kitlib.plan(
+        "block", environments=["native"], repetitions=1, file_mb=9_000_000, runtime=1, workloads=["rand_read"]
+    )
+    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
+    assert result.records.empty
+    reason = result.failures["reason"].iloc[0]
+    assert "free" in reason and "9000000 MB test file" in reason

@@ -18,11 +18,17 @@ import kitlib
 from kitlib import cpus, environments, naming
 from kitlib.errors import EnvironmentUnavailable
 from kitlib.parsers import kit_linpack, kit_stream
+from kitlib.vm import qemu_processes
 
-from ..conftest import missing, process_leftovers, start_kit, wait_for
-from ..unit.test_vm import vm_leftovers
+from ..conftest import host_leftovers, missing, process_leftovers, start_kit, wait_for
 
 # -- a real guest under TCG --------------------------------------------------------------------
+
+
+def vm_leftovers(owner_pid: int) -> list[str]:
+    """QEMU processes, taps, forwarding rules and scratch copies made by the process `owner_pid`."""
+    found = [f"qemu {name}" for _, name in qemu_processes() if naming.owner_pid(name) == owner_pid]
+    return found + host_leftovers(owner_pid, "kt")
 
 
 @pytest.fixture(scope="module")

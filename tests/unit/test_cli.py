@@ -1,4 +1,4 @@
-"""`kit parse` and `kit envs` as a user calls them."""
+"""`kit parse` as a user calls it."""
 
 from __future__ import annotations
 
@@ -31,14 +31,3 @@ def test_parse_garbage_fails_naming_tool_and_file(tmp_path):
     assert "redis-benchmark" in done.stderr and str(junk) in done.stderr
     missing = kit("parse", "redis-benchmark", str(tmp_path / "absent.txt"))
     assert missing.returncode != 0 and "cannot read" in missing.stderr
-
-
-def test_envs_lists_every_label_with_a_reason():
-    done = kit("envs")
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.strip().splitlines()
-    labels = [line.split()[0] for line in lines]
-    for label in ("native", "docker-host-volume", "docker-nat-overlay", "kvm", "kvm-tuned", "qemu-tcg"):
-        assert label in labels
-    for line in lines:
-        assert line.split()[1] in ("yes", "no") and len(line.split()) > 2, line

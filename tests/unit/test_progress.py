@@ -19,7 +19,7 @@ def test_planned_units_cover_every_environment_point_and_repetition():
     assert len(keys) == len(set(keys))
     per_env = len(keys) // 2
     assert per_env == len([k for k in keys if "__native__" in k]) > 0
-    assert all(k.endswith(f"r{k.rsplit('r', 1)[1]}") for k in keys)
+    assert {k.rsplit("__", 1)[1] for k in keys} == {f"r{i}" for i in range(plan.repetitions)}
 
 
 def test_watcher_reports_points_done_failed_and_time_left(tmp_path):

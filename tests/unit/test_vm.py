@@ -1,5 +1,4 @@
-"""The VM environment: QEMU command lines and libvirt XML from a config, and a real guest under TCG
-that boots, runs a microbenchmark and the Redis experiment, and leaves nothing behind."""
+"""The VM environment: QEMU command lines and libvirt XML from a config."""
 
 from __future__ import annotations
 
@@ -10,13 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import environments, naming
+from kitlib import environments
 from kitlib.errors import PlanError
-from kitlib.vm import qemu_processes
 from kitlib.vm.libvirt import domain_xml
 from kitlib.vm.qemu import VmConfig, command_line
-
-from ..conftest import host_leftovers
 
 
 def _config(tmp_path: Path, *, tuned: bool, accel: str = "kvm", fmt: str = "raw") -> VmConfig:
@@ -91,12 +87,3 @@ def test_libvirt_domain_for_tcg_asks_for_the_emulators_maximum_cpu(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     domain = ET.parse(path).getroot()
     assert domain.get("type") == "qemu" and domain.find("cpu").get("mode") == "maximum"
-
-
-# -- a real guest under TCG --------------------------------------------------------------------
-
-
-def vm_leftovers(owner_pid: int) -> list[str]:
-    """QEMU processes, taps, forwarding rules and scratch copies made by the process `owner_pid`."""
-    found = [f"qemu {name}" for _, name in qemu_processes() if naming.owner_pid(name) == owner_pid]
-    return found + host_leftovers(owner_pid, "kt")
