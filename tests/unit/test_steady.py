@@ -50,7 +50,9 @@ def test_nuttcp_intervals_a_hundredth_apart_are_one_length_and_a_stray_one_is_re
     values, every = nuttcp.intervals(text, "jitter")
     assert every == 0.5 and len(values) == 24 and values[6] == pytest.approx(7.0967298)
     with pytest.raises(ParseError, match="different lengths"):
-        nuttcp.intervals(text.replace("real_sec=0.49", "real_sec=0.30", 1), "stray")
+        nuttcp.intervals(text.replace("real_sec=0.49", "real_sec=0.20", 1), "stray")
+    late = text.replace("real_sec=0.49", "real_sec=0.57", 1).replace("real_sec=0.50", "real_sec=0.43", 1)
+    assert nuttcp.intervals(late, "late")[1] == 0.5  # a timer fired late: one longer, the next shorter
 
 
 def test_fio_iops_logs_add_jobs_and_directions_per_window():
