@@ -57,6 +57,18 @@ class Rule(BaseModel):
 
 DEFAULT_RULE = Rule()
 
+#: the rule's values per profile where they differ from the defaults. `quick` promises a reproduce in
+#: well under an hour: its points run their floor duration (8-s MySQL and OLTP, 6-s fio) and record
+#: whether they were steady instead of growing; on a guest whose disk and CPU are shared, growing every
+#: fio and MySQL point towards 4× took a quick reproduce past 70 minutes, and more repetitions (the
+#: spread between runs decides a claim) buy more than longer points. `standard` and `paper` grow them.
+PROFILE_DEFAULTS: dict[str, dict[str, float]] = {"quick": {"max_factor": 1.0}}
+
+
+def rule_values(profile: str, given: dict | None) -> dict:
+    """The steady-state rule a plan of this profile records: the profile's values, then those given."""
+    return {**PROFILE_DEFAULTS.get(profile, {}), **(given or {})}
+
 
 @dataclass(frozen=True)
 class Steadiness:

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from kitlib import estimate, parsers
+from kitlib import steady as steady_rule
 from kitlib.environments.base import Environment
 from kitlib.environments.labels import parse_label
 from kitlib.errors import PlanError
@@ -246,7 +247,7 @@ class Experiment:
                 seed=parse_value(seed, "seed"),
                 image=image_inputs(envs),
                 interference=parse_value(interference, "interference") or {},
-                steady=parse_value(steady, "steady") or {},
+                steady=steady_rule.rule_values(profile, parse_value(steady, "steady")),
                 until_decided=_stopping(parse_value(until_decided, "until_decided")),
             )
         except ValidationError as error:

@@ -116,3 +116,15 @@ def test_too_few_sub_intervals_are_named_and_columns_keep_missing_missing():
     assert steady.columns(None, None, None) == dict.fromkeys(steady.COLUMNS)
     with pytest.raises(ValueError):
         steady.assess([1.0, float("nan")], 1.0)
+
+
+def test_quick_points_run_their_floor_and_record_steadiness_while_standard_points_grow():
+    import kitlib
+
+    quick = kitlib.plan("mysql", environments=["native"])
+    assert quick.steady.max_factor == 1.0, "quick keeps its time promise: no growth"
+    assert (
+        steady.longer(quick.steady, steady.assess([1000, 1400, 700, 1200, 900, 1300, 800, 1100], 1.0), 8.0, 8.0) is None
+    )
+    assert kitlib.plan("mysql", environments=["native"], profile="standard").steady.max_factor == 4.0
+    assert kitlib.plan("mysql", environments=["native"], steady={"max_factor": 2}).steady.max_factor == 2.0
