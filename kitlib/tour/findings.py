@@ -18,6 +18,8 @@ from kitlib.figures.style import env_order
 from kitlib.tour import points
 
 MIN_RUNS = 3
+#: the paper's repetitions of each point
+PAPER_RUNS = 10
 #: a run whose value is this many times the median of its configuration's runs is named as an outlier
 OUTLIER_FACTOR = 3.0
 #: the p99 a quota may reach, as a multiple of the unthrottled p99, and still count as not throttled
@@ -52,6 +54,10 @@ def spread(values: pd.Series) -> str:
 
 def connections(count: float) -> str:
     return f"{count:g} connection{'' if count == 1 else 's'}"
+
+
+def _too_few(result: stats.Comparison) -> bool:
+    return min(result.n, result.n_baseline) < MIN_RUNS
 
 
 def _holds_one(result: stats.Comparison) -> bool:
@@ -107,12 +113,20 @@ def request_paths(df: pd.DataFrame) -> str:
             f"- **{env}**: {values.mean():.1f} µs ({values.mean() - native.mean():+.1f} µs), ratio {interval(result)}, "
             f"{result.n} and {result.n_baseline} runs ({spread(values)}): {reading(result)}."
         )
-    lines.append("")
     if PAPER_NAT in results:
         nat = results[PAPER_NAT]
-        agrees = "agree with it" if nat.ci_low > 1 else "cannot show it: their interval reaches 1 or below"
-        lines.append(f"The paper: NAT adds latency to every request. These runs {agrees}.")
-    if PAPER_HOST in results:
+        if _too_few(nat):
+            agrees = f"are too few to say (at least {MIN_RUNS} a side)"
+        else:
+            agrees = "agree with it" if nat.ci_low > 1 else "cannot show it: their interval reaches 1 or below"
+        lines += ["", f"The paper: NAT adds latency to every request. These runs {agrees}."]
+    if PAPER_HOST in results and _too_few(results[PAPER_HOST]):
+        lines += [
+            "",
+            "The paper: host networking is as fast as native. These runs are too few to say "
+            f"(at least {MIN_RUNS} a side).",
+        ]
+    elif PAPER_HOST in results:
         host = results[PAPER_HOST]
         if _holds_one(host):
             said = (
@@ -122,11 +136,15 @@ def request_paths(df: pd.DataFrame) -> str:
         else:
             said = f"Here the interval {interval(host)} does not hold 1.0."
         why = _machine(point)
+        runs = min(host.n, host.n_baseline)
+        if runs < PAPER_RUNS:
+            why += f"{'; and ' if why else ''}{runs} runs a side are few (the paper ran {PAPER_RUNS})"
         if why and (not _holds_one(host) or abs(host.ratio - 1) > 0.05):
-            said += f" Why this sample may differ from the paper's machine: {why}; and {MIN_RUNS} runs a side are few."
-        lines.append(f"The paper: host networking is as fast as native (a ratio of 1.0). {said}")
+            said += f" Why these records may differ from the paper's: {why}."
+        lines += ["", f"The paper: host networking is as fast as native (a ratio of 1.0). {said}"]
     emulated = [e for e in results if is_emulated(e)]
     if emulated:
+        lines.append("")
         lines.append(
             f"{', '.join(emulated)}: software emulation, not KVM: its cost is an emulator's, never a hypervisor's "
             "(hence the logarithmic latency axis)."
