@@ -11,11 +11,21 @@ from __future__ import annotations
 import pandas as pd
 
 from kitlib.tour import exercises, findings, student
-from kitlib.tour.drawings import PATHS, littles_law_figure, paths_diagram, ratio_intervals
+from kitlib.tour.drawings import (
+    PATHS,
+    block_figure,
+    cdf_figure,
+    littles_law_figure,
+    paths_diagram,
+    quota_figure,
+    ratio_intervals,
+    redis_figure,
+)
 from kitlib.tour.exercises import EXERCISES, Exercise, answer_key, expected, questions, unknown_names
 from kitlib.tour.findings import (
     fio_tails,
     interval_lessons,
+    littles_law_findings,
     littles_law_points,
     littles_law_shape,
     noise_floor,
@@ -24,7 +34,7 @@ from kitlib.tour.findings import (
     request_paths,
     shares_tails,
 )
-from kitlib.tour.points import redis_ratios
+from kitlib.tour.points import redis_latency, redis_ratios
 from kitlib.tour.records import SAMPLE, describe, load, sample
 from kitlib.tour.student import start
 
@@ -34,6 +44,8 @@ __all__ = [
     "SAMPLE",
     "Exercise",
     "answer_key",
+    "block_figure",
+    "cdf_figure",
     "check",
     "describe",
     "exercises",
@@ -42,6 +54,7 @@ __all__ = [
     "fio_tails",
     "interval_lessons",
     "littles_law_figure",
+    "littles_law_findings",
     "littles_law_points",
     "littles_law_shape",
     "load",
@@ -49,9 +62,12 @@ __all__ = [
     "open_chapter",
     "paths_diagram",
     "questions",
+    "quota_figure",
     "quota_cliff",
     "quota_spread",
     "ratio_intervals",
+    "redis_figure",
+    "redis_latency",
     "redis_ratios",
     "request_paths",
     "sample",

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib import littles_law
+from kitlib import latency_analysis, littles_law
 from kitlib.figures import hosts
+from kitlib.figures import latency as latency_figures
 from kitlib.figures import littles_law as law_figures
+from kitlib.figures import net_block as block_figures
+from kitlib.figures import redis as redis_figures
 from kitlib.figures.style import env_style, readable_log_ticks
 from kitlib.tour import findings, points
 
@@ -105,11 +108,40 @@ def ratio_intervals(df: pd.DataFrame, metric: str = "throughput"):
 
 
 def littles_law_figure(df: pd.DataFrame):
-    """X·R ÷ N against N for the paper's closed-loop servers (Redis, MySQL): a gap that grows with N and one
+    """X·R ÷ N against N for the paper's closed-loop servers (Redis, MySQL; else the closed loops the records
+    hold): a gap that grows with N and one
     that stays the same look different here, where a log-log plot of X·R against N would hide a 10% gap."""
     table = littles_law.check(df)
-    table = table[table["experiment"].isin(findings.CLOSED_LOOP_SERVERS)] if not table.empty else table
+    table = table[table["experiment"].isin(findings.closed_loops(table))] if not table.empty else table
     if table.empty:
-        print("no Redis or MySQL points in these records")
-        return None
+        return _absent("closed-loop points")
     return law_figures.figure(table, df, littles_law.TOLERANCE)
+
+
+# -- the chapters' figures of the kit, each drawn only where the records hold what it shows ------------
+def _absent(what: str) -> None:
+    print(f"no {what} in these records: nothing to draw")
+
+
+def redis_figure(df: pd.DataFrame):
+    """Chapter 1: Redis throughput and mean latency against connections (the paper's Figs. 8 and 9)."""
+    rows = df[df["experiment"] == "redis"]
+    return redis_figures.throughput_latency(rows) if not rows.empty else _absent("Redis records")
+
+
+def cdf_figure(df: pd.DataFrame):
+    """Chapter 2: the latency study's round-trip CDF per environment (its Fig. 1)."""
+    present = ((df["workload"] == "shares") & (df["metric"] == "latency_percentile")).any()
+    return latency_figures.latency_cdf(df) if present else _absent("latency percentiles of the part `shares`")
+
+
+def block_figure(df: pd.DataFrame):
+    """Chapter 2: fio's sequential, random and latency jobs (the paper's Figs. 5–7)."""
+    rows = df[df["experiment"] == "block"]
+    return block_figures.block(rows) if not rows.empty else _absent("fio records")
+
+
+def quota_figure(df: pd.DataFrame):
+    """Chapter 4: requests over 1 ms and the p99 against the quota, the predicted knee dotted (the study's Fig. 2)."""
+    present = not latency_analysis.quota_table(df).empty
+    return latency_figures.quota_figure(df) if present else _absent("quota sweep")

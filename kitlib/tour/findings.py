@@ -221,15 +221,25 @@ def fio_tails(df: pd.DataFrame) -> str:
 CLOSED_LOOP_SERVERS = ("redis", "mysql")
 #: a gap between X·R and N smaller than this is agreement, not a shape to read
 AGREEMENT = 0.02
+#: A/A pairs listed before the rest are counted
+NOISE_LINES = 8
+
+
+def closed_loops(table: pd.DataFrame) -> list[str]:
+    """The experiments of a `littles_law.check` table a chapter reads: the paper's closed-loop servers (Redis,
+    MySQL) where the records hold them, else every closed loop they hold (a student's request-response runs)."""
+    present = list(dict.fromkeys(table["experiment"])) if not table.empty else []
+    servers = [e for e in CLOSED_LOOP_SERVERS if e in present]
+    return servers or sorted(present)
 
 
 def littles_law_points(df: pd.DataFrame) -> pd.DataFrame:
-    """Redis and MySQL (the paper's closed-loop servers): per environment and N, X·R over the runs and how
-    far below or above N it lies (mean, min and max over the runs), and how many runs are flagged."""
+    """Per closed-loop experiment (`closed_loops`), environment and N: X·R over the runs, how far below or
+    above N it lies (mean, min and max over the runs), and how many runs are flagged."""
     table = littles_law.check(df)
     if table.empty:
         return table
-    table = table[table["experiment"].isin(CLOSED_LOOP_SERVERS)]
+    table = table[table["experiment"].isin(closed_loops(table))]
     grouped = table.groupby(["experiment", "env", "N"])
     summary = grouped.agg(
         runs=("XR", "size"),
@@ -280,6 +290,19 @@ def littles_law_shape(df: pd.DataFrame, experiment: str = "redis") -> str:
                 "clock do not count alike."
             )
     return " ".join(lines)
+
+
+def littles_law_findings(df: pd.DataFrame) -> str:
+    """`littles_law_shape` of each closed loop the chapter reads, a paragraph each."""
+    table = littles_law_points(df)
+    if table.empty:
+        return "These records hold no closed-loop points to check against Little's law."
+    order = sorted(set(table["experiment"]), key=lambda e: (e not in CLOSED_LOOP_SERVERS, _server_rank(e), e))
+    return "\n\n".join(littles_law_shape(df, e) for e in order)
+
+
+def _server_rank(experiment: str) -> int:
+    return CLOSED_LOOP_SERVERS.index(experiment) if experiment in CLOSED_LOOP_SERVERS else 0
 
 
 # -- chapter 4: the CPU-quota cliff --------------------------------------------------------------------
@@ -407,12 +430,20 @@ def noise_floor(df: pd.DataFrame) -> str:
             "`native+replica`), so the machine's noise floor is not measured here."
         )
     lines = ["A/A pairs: the same configuration measured twice in one run; its ratio differs from 1 only by noise.", ""]
-    for row in table.itertuples():
+    headline = table[~table["metric"].astype(str).str.endswith("percentile")]
+    shown = (headline if not headline.empty else table).head(NOISE_LINES)
+    for row in shown.itertuples():
         where = f", {row.config}" if row.config else ""
         lines.append(
             f"- **{row.env}** against {row.replicates}, {row.workload} {row.metric}{where}: ratio {row.ratio:.3f} "
             f"[{row.ci_low:.3f}, {row.ci_high:.3f}] (n = {row.n})"
         )
+    if len(table) > len(shown):
+        lines.append(f"- … and {len(table) - len(shown)} more (`replicas.aa_table(records)`)")
     widest = float(table["noise_pct"].max())
-    lines += ["", f"The widest A/A interval reaches ±{widest:.1f}%: an A/B effect smaller than that is within noise."]
+    lines += [
+        "",
+        f"The widest of all {len(table)} A/A intervals reaches ±{widest:.1f}%: an A/B effect smaller than that is "
+        "within this machine's noise.",
+    ]
     return "\n".join(lines)

@@ -48,3 +48,13 @@ def redis_ratios(df: pd.DataFrame, metric: str = "throughput") -> pd.DataFrame:
             table.append({"env": env, "clients": clients, "ratio": result.ratio, "low": result.ci_low,
                           "high": result.ci_high, "verdict": result.verdict})  # fmt: skip
     return pd.DataFrame(table, columns=["env", "clients", "ratio", "low", "high", "verdict"])
+
+
+def redis_latency(df: pd.DataFrame) -> pd.DataFrame:
+    """Chapter 1's table: Redis's mean latency at the fewest connections per environment (mean, sd, runs)."""
+    rows = redis(df)
+    rows = rows[rows["metric"] == "latency_mean"]
+    if rows.empty:
+        return pd.DataFrame(columns=["env", "mean", "std", "count"])
+    rows = rows[rows["clients"] == rows["clients"].min()]
+    return rows.groupby("env")["value"].agg(["mean", "std", "count"]).reset_index()

@@ -223,7 +223,7 @@ def test_a_students_tour_chapter_runs_in_jupyterlab_and_shows_what_its_records_s
     assert f"{len(records)} records from data/sample" in text
     # a figure per drawing cell, each of the chapter's one host
     assert records["host"].nunique() == 1
-    for code in ("tour.paths_diagram()", "figures.redis.throughput_latency(redis)"):
+    for code in ("tour.paths_diagram()", "tour.redis_figure(records)"):
         images = _cell_of(browser, code).find_elements("css selector", ".jp-OutputArea-output img")
         assert len(images) == 1, code
         assert images[0].get_property("naturalWidth") > 300

@@ -17,7 +17,7 @@ CHAPTERS = sorted(TOUR.glob("*.ipynb"))
 FINDINGS = {
     "01": lambda df: [tour.request_paths(df)],
     "02": lambda df: [tour.shares_tails(df), tour.fio_tails(df)],
-    "03": lambda df: [tour.littles_law_shape(df, "redis"), tour.littles_law_shape(df, "mysql")],
+    "03": lambda df: [tour.littles_law_findings(df)],
     "04": lambda df: [tour.quota_cliff(df)],
     "05": lambda df: [tour.interval_lessons(tour.redis_ratios(df)), tour.noise_floor(df)],
 }

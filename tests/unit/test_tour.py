@@ -15,6 +15,11 @@ import pytest
 from kitlib import cli, latency_analysis, littles_law, paths, stats, tour
 from kitlib.tour import findings, points, student
 
+from ..conftest import DATA
+
+#: a real run of the route without root or Docker (native and native+replica, client on loopback)
+LOOPBACK = DATA / "tour" / "loopback-aa"
+
 TOUR = paths.notebooks_root() / "tour"
 CHAPTERS = sorted(TOUR.glob("*.ipynb"))
 
@@ -274,3 +279,51 @@ def test_kit_tour_answers_prints_the_key_the_records_give(capsys):
             assert f"{chapter} {exercise.name} = " in out
     knee = tour.expected("04")["quota_p99_near_unthrottled"]
     assert f"04 quota_p99_near_unthrottled = {knee:.6g} (exact)" in out
+
+
+# -- a student's own records: the route without root or Docker ------------------------------------------
+@pytest.fixture(scope="module")
+def loopback():
+    return tour.load(str(LOOPBACK))
+
+
+def test_a_students_loopback_records_read_as_what_they_are(loopback):
+    assert set(loopback["env"]) == {"native", "native+replica"} and set(loopback["peer"]) == {"loopback"}
+    assert "records from" in tour.describe(loopback, str(LOOPBACK))
+
+
+def test_chapter_3_reads_the_closed_loops_a_students_records_hold(loopback):
+    assert findings.closed_loops(littles_law.check(loopback)) == ["latency"]
+    law = tour.littles_law_points(loopback)
+    assert set(law["experiment"]) == {"latency"} and set(law["N"]) == {1.0}
+    assert tour.littles_law_findings(loopback).startswith("latency: X·R lies between")
+    assert tour.littles_law_findings(records_of_the_paper := tour.sample()).split("\n\n")[0].startswith("redis:")
+    assert "mysql:" in tour.littles_law_findings(records_of_the_paper)
+
+
+def test_chapter_5_reads_an_a_a_pair_by_its_interval(loopback):
+    from kitlib import replicas
+
+    table = replicas.aa_table(loopback)
+    text = tour.noise_floor(loopback)
+    shown = [line for line in text.splitlines() if line.startswith("- **native+replica** against native")]
+    assert 0 < len(shown) <= findings.NOISE_LINES and not any("percentile=" in line for line in shown)
+    assert f"- … and {len(table) - len(shown)} more" in text
+    mean = table[table["metric"] == "latency_mean"].iloc[0]
+    assert f"ratio {mean['ratio']:.3f} [{mean['ci_low']:.3f}, {mean['ci_high']:.3f}]" in text
+    assert f"The widest of all {len(table)} A/A intervals reaches ±{table['noise_pct'].max():.1f}%" in text
+
+
+def test_every_chapter_reads_a_students_records_and_says_what_they_lack(loopback):
+    assert tour.request_paths(loopback).startswith("These records hold no Redis latency")
+    assert tour.fio_tails(loopback).startswith("These records hold no fio latency job")
+    assert "native+replica" in tour.shares_tails(loopback)
+    assert "Natively (the part `shares`, 3 runs)" in tour.quota_cliff(loopback)
+    assert tour.interval_lessons(tour.redis_ratios(loopback)).startswith("These records hold no Redis environment")
+    for chapter, answers in tour.EXERCISES.items():
+        table = tour.check(chapter, {}, loopback)
+        assert len(table) == len(answers)
+        assert table["verdict"].str.match(r"^(not answered|these records cannot answer it: .+)$").all()
+    assert tour.check("02", {}, loopback).set_index("exercise").loc["native_median_run_p99_us", "verdict"] == (
+        "not answered"  # the shares part's p99 is there: the student can answer it on their own records
+    )
