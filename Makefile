@@ -2,7 +2,9 @@
 #  - as root on Debian/Ubuntu: the Debian packages the experiments use, docker.io, and a running dockerd
 #    (`make lab` needs none of them: only Python, no Docker, no root);
 #  - a conda env (./.conda-env) when conda is installed, else a virtualenv (./.venv), from pyproject.toml,
-#    with the Jupyter kernel `kitlib` (the kernel every notebook names) installed into it.
+#    with the Jupyter kernel `kitlib` (the kernel every notebook names) installed into it. `make lab` installs
+#    only what a course needs (kitlib and JupyterLab: the extra `course`); `make test`, `make lint` and
+#    `make reproduce` add the tests' and the linter's tools (the extra `dev`: pytest, ruff, selenium, …).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -15,6 +17,7 @@ BIN := $(ENV_DIR)/bin
 PY := $(BIN)/python
 KIT := $(BIN)/kit
 STAMP := $(ENV_DIR)/.kitlib-installed
+DEV_STAMP := $(ENV_DIR)/.kitlib-dev
 
 DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux python3-venv python3-pip \
   redis-server redis-tools nutcracker haproxy fio sysbench mariadb-server mariadb-client hpcc openmpi-bin libopenblas0-openmp xz-utils \
@@ -22,16 +25,18 @@ DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux pyt
   nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server \
   libvirt-clients libxml2-utils lxc chromium chromium-driver
 
-.PHONY: help setup system python kernel lab docker test test-fast reproduce lint clean-leftovers
+.PHONY: help setup system course python kernel lab docker test test-fast reproduce lint clean-leftovers
 
 help:
-	@echo "make lab         JupyterLab at the project root on the kit's own kernel (no Docker, no root needed)"
-	@echo "make python      only the Python environment ($(ENV_DIR)) and the Jupyter kernel 'kitlib'"
+	@echo "make lab         JupyterLab at the project root on the kit's own kernel (no Docker, no root needed;"
+	@echo "                 installs only what a course needs: kitlib, JupyterLab, the kernel)"
+	@echo "make python      only the Python environment ($(ENV_DIR)) with the tests' tools, and the kernel 'kitlib'"
 	@echo "make reproduce   quick profile of every experiment on every environment here, then the analysis"
 	@echo "make test        the test suite (unit + integration with real tools and Docker)"
 	@echo "make test-fast   the unit tests (tests/unit: fast, pure; no engine, namespaces or guests)"
 	@echo "make lint        ruff"
-	@echo "Tour for a course: notebooks/tour/ (offline, on data/sample); analysis: notebooks/analysis/"
+	@echo "Tour for a course: notebooks/tour/ (offline, on data/sample); a student's own copy: $(KIT) tour start"
+	@echo "(teacher's guide: notebooks/tour/TEACHING.md); analysis: notebooks/analysis/"
 
 setup: system python docker
 
@@ -52,23 +57,30 @@ ifeq ($(ENV_DIR),.conda-env)
 else
 	python3 -m venv $(ENV_DIR)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e '.[course]'
 endif
 	touch $(STAMP)
+
+# The tests' and the linter's tools, on top of the course's environment.
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(DEV_STAMP)
 
 # The kernel every notebook names (kernelspec `kitlib`): the env's Python, so kitlib is always importable.
 KERNEL_SPEC := $(ENV_DIR)/share/jupyter/kernels/kitlib/kernel.json
 $(KERNEL_SPEC): $(STAMP)
 	$(PY) -m ipykernel install --sys-prefix --name kitlib --display-name "Python (kitlib)"
 
-python: $(STAMP) $(KERNEL_SPEC)
+course: $(STAMP) $(KERNEL_SPEC)
+
+python: course $(DEV_STAMP)
 
 kernel: $(KERNEL_SPEC)
 
 # JupyterLab at the project root (figures/, results/, data/ browsable); as root Jupyter needs --allow-root.
 # LAB_ARGS adds options, e.g. `make lab LAB_ARGS="--no-browser --ip 127.0.0.1 --port 8899"`.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
-lab: python
+lab: course
 	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
 
 docker:

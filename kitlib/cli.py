@@ -21,6 +21,7 @@ from kitlib import (
     preflight,
     signals,
     stability,
+    tour,
 )
 from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
@@ -217,6 +218,27 @@ def _parser() -> argparse.ArgumentParser:
         help="print every claim (source, verbatim quote, band and rule, kind) and every finding not encoded, as CSV",
     )
     verdicts.set_defaults(func=cmd_claims)
+
+    tour_parser = sub.add_parser(
+        "tour",
+        help="the course: `kit tour start [DIR]` copies the chapters into a folder of your own; "
+        "`kit tour answers` prints the exercises' answers the records give (for a teacher)",
+    )
+    tour_parser.add_argument("action", choices=["start", "answers"])
+    tour_parser.add_argument(
+        "dir",
+        nargs="?",
+        default=None,
+        metavar="DIR",
+        help="start: your folder (default: my-tour/ here; chapters already in it are kept, never overwritten)",
+    )
+    tour_parser.add_argument(
+        "--records",
+        default=tour.SAMPLE,
+        metavar="DIR",
+        help="answers: the records the chapters read (default: data/sample; e.g. results)",
+    )
+    tour_parser.set_defaults(func=cmd_tour)
 
     imports = sub.add_parser(
         "import", help="turn published raw outputs into records of a host of their own: `kit import felter2014 PATH`"
@@ -445,6 +467,26 @@ def cmd_claims(args: argparse.Namespace) -> int:
     table = verdicts.rename(columns={"status": "verdict", "ratio": "effect"})
     columns = ["claim", "host", "verdict", "effect", "ci_low", "ci_high", "n", "reason"]
     table[columns].to_csv(sys.stdout, index=False, float_format="%.6g")
+    return 0
+
+
+def cmd_tour(args: argparse.Namespace) -> int:
+    """Copy the chapters into the student's folder and say how to open them; or print the answer key."""
+    if args.action == "answers":
+        print(f"answers from {args.records} (they follow the records: measured again, they change)")
+        for row in tour.answer_key(tour.load(args.records)).itertuples():
+            answer = f"{row.answer:.6g}" if isinstance(row.answer, float) else repr(row.answer)
+            print(f"{row.chapter} {row.exercise} = {answer} ({row.accepted}): {row.question}")
+        return 0
+    try:
+        started = tour.start(args.dir)
+    except ValueError as exc:
+        raise PlanError(f"tour start: {exc}") from None
+    for path in started.copied:
+        print(f"copied {path.name}")
+    for path in started.kept:
+        print(f"kept   {path.name} (already there: your work is never overwritten)")
+    print(tour.student.opening_hint(started.folder))
     return 0
 
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib import services
 from kitlib.environments.base import Environment
-from kitlib.environments.labels import parse_label
+from kitlib.environments.labels import parse_label, replicated
 from kitlib.experiments.base import Experiment, RawResult, Workload, known_names, sorted_within
 from kitlib.peer import Peer
 from kitlib.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
@@ -126,8 +126,9 @@ class SharesWorkload(RequestResponse):
     name = "shares"
 
     def applies_to(self, env_label: str) -> bool:
-        spec = parse_label(env_label)
-        return env_label == "native" or (spec.network == "host" and set(spec.options) == {"shares"})
+        label = replicated(env_label) or env_label  # `native+replica`: the A/A control of native
+        spec = parse_label(label)
+        return label == "native" or (spec.network == "host" and set(spec.options) == {"shares"})
 
     def points(self) -> list[dict[str, Any]]:
         return [{"request_bytes": 1, "response_bytes": 1}]

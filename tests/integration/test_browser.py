@@ -1,10 +1,13 @@
-"""A user's view of the kit: JupyterLab on the project, the claims notebook run in a real browser
-(Debian's headless Chromium driven by chromedriver), the explorer shown as widgets and redrawn when a
-dropdown changes. Records come from a copy of data/sample, so nothing of the project is written.
+"""A user's view of the kit, in a real browser (Debian's headless Chromium driven by chromedriver): a tour
+chapter as a student runs it (copied by `kit tour start` into a folder of their own, opened in JupyterLab,
+run), and the claims notebook with its explorer; each checked on what the page renders: a figure per
+drawing of the chapter's one host, the sentences the records give, the verdict tables' rows, a panel per
+host in the explorer. Records come from a copy of data/sample, so nothing of the project is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -18,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import paths
+from kitlib import analysis, paths, tour
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -62,6 +65,21 @@ def _processes_mentioning(marker: str) -> list[int]:
 @pytest.fixture
 def lab(tmp_path):
     """JupyterLab on the project root, on 127.0.0.1 with a token; stopped with all its kernels afterwards."""
+    with _lab(tmp_path, paths.PROJECT_ROOT) as (base, token, results):
+        yield base, token, results
+
+
+@pytest.fixture
+def student_lab(tmp_path):
+    """A student's tour (`kit tour start`) in a folder of their own, and JupyterLab on that folder."""
+    folder = tour.start(tmp_path / "student").folder
+    with _lab(tmp_path, folder) as (base, token, _):
+        yield base, token, folder
+
+
+@contextlib.contextmanager
+def _lab(tmp_path, root: Path):
+    """JupyterLab on `root`, on 127.0.0.1 with a token; stopped with all its kernels afterwards."""
     results = tmp_path / "results"
     # no autosave: the notebook under test stays as committed, without outputs
     settings = tmp_path / "settings" / "@jupyterlab" / "docmanager-extension"
@@ -82,7 +100,7 @@ def lab(tmp_path):
     }
     argv = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={paths.PROJECT_ROOT}",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
         f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}", f"--LabApp.user_settings_dir={tmp_path / 'settings'}",
         "--ServerApp.port_retries=0",
     ]  # fmt: skip
@@ -145,9 +163,93 @@ def browser(tmp_path):
         _wait_until(lambda: not _processes_mentioning(str(profile)), 30, "Chromium gone")
 
 
+def _open_and_run_all(browser, url: str) -> None:
+    """Open a notebook in Lab, accept the kernel it names, and run all its cells."""
+    browser.get(url)
+    _wait_until(lambda: browser.find_elements("css selector", ".jp-Notebook .jp-Cell"), 120, "the notebook open")
+    _wait_until(
+        lambda: browser.find_elements("css selector", ".jp-Notebook-ExecutionIndicator[data-status='idle']"),
+        120,
+        "the kernel idle",
+    )
+    time.sleep(2)
+    _accept_dialogs(browser)
+    _menu(browser, "Run", "Run All Cells")
+
+
+def _accept_dialogs(browser) -> None:
+    """Lab may ask which kernel to start (the kitlib kernel is offered): accept its choice."""
+    for button in browser.find_elements("css selector", ".jp-Dialog .jp-mod-accept"):
+        button.click()
+
+
+def _menu(browser, label: str, item: str) -> None:
+    browser.find_element("xpath", f"//div[contains(@class,'lm-MenuBar-itemLabel')][text()='{label}']").click()
+    _wait_until(
+        lambda: browser.find_elements("xpath", f"//div[contains(@class,'lm-Menu-itemLabel')][text()='{item}']"),
+        10,
+        f"menu item {item}",
+    )[0].click()
+
+
+def _cell_of(browser, code: str):
+    """The notebook cell whose input holds `code`."""
+    for cell in browser.find_elements("css selector", ".jp-Notebook .jp-CodeCell"):
+        if code in cell.find_element("css selector", ".jp-InputArea").text:
+            return cell
+    raise AssertionError(f"no cell holds {code!r}")
+
+
+def _outputs_text(cell) -> str:
+    return "\n".join(o.text for o in cell.find_elements("css selector", ".jp-OutputArea-output"))
+
+
+def test_a_students_tour_chapter_runs_in_jupyterlab_and_shows_what_its_records_say(student_lab, browser, tmp_path):
+    base, token, folder = student_lab
+    chapter = "01-paths-of-a-request.ipynb"
+    committed = (folder / chapter).read_bytes()
+    _open_and_run_all(browser, f"{base}/lab/tree/{chapter}?token={token}")
+    check = _wait_until(
+        lambda: (
+            "correct" in _outputs_text(_cell_of(browser, 'tour.check("01"')) and _cell_of(browser, 'tour.check("01"')
+        ),
+        300,
+        "the check cell's answer",
+    )
+    browser.save_screenshot(str(tmp_path / "tour-chapter.png"))
+    text = browser.find_element("css selector", ".jp-Notebook").text
+    assert "Traceback" not in text and "Error" not in text
+    records = tour.sample()
+    assert f"{len(records)} records from data/sample" in text
+    # a figure per drawing cell, each of the chapter's one host
+    assert records["host"].nunique() == 1
+    for code in ("tour.paths_diagram()", "tour.redis_figure(records)"):
+        images = _cell_of(browser, code).find_elements("css selector", ".jp-OutputArea-output img")
+        assert len(images) == 1, code
+        assert images[0].get_property("naturalWidth") > 300
+    # the sentences the records give, rendered (Markdown's emphasis gone, its words the same)
+    rendered = _outputs_text(_cell_of(browser, "tour.request_paths(records)"))
+    for line in tour.request_paths(records).splitlines():
+        if line.strip():
+            assert line.replace("**", "").replace("`", "").removeprefix("- ").strip() in rendered, line
+    assert "0 of 2 correct" in _outputs_text(check) and "not answered" in _outputs_text(check)
+    # the answers stay in the student's folder, the chapter as they saved it (no autosave in this Lab)
+    assert (folder / "answers.json").exists()
+    assert (folder / chapter).read_bytes() == committed
+
+
 def _explorer_image(driver) -> str | None:
     images = driver.find_elements("css selector", ".widget-output img, .jupyter-widgets-output-area img")
     return images[-1].get_attribute("src") if images else None
+
+
+def _explorer_view(browser) -> tuple[str, int, str] | None:
+    """(image source, its height in pixels, the table's text) of the explorer's output, once both are drawn."""
+    images = browser.find_elements("css selector", ".widget-output img, .jupyter-widgets-output-area img")
+    tables = browser.find_elements("css selector", ".widget-output table, .jupyter-widgets-output-area table")
+    if not images or not tables:
+        return None
+    return images[-1].get_attribute("src"), int(images[-1].get_property("naturalHeight")), tables[-1].text
 
 
 def test_the_claims_notebook_runs_in_jupyterlab_and_its_explorer_answers(lab, browser, tmp_path):
@@ -156,46 +258,68 @@ def test_the_claims_notebook_runs_in_jupyterlab_and_its_explorer_answers(lab, br
     base, token, results = lab
     notebook = paths.PROJECT_ROOT / "notebooks" / "analysis" / "claims.ipynb"
     committed = notebook.read_bytes()
-    browser.get(f"{base}/lab/tree/notebooks/analysis/claims.ipynb?token={token}")
-    _wait_until(lambda: browser.find_elements("css selector", ".jp-Notebook .jp-Cell"), 120, "the notebook open")
-    _wait_until(
-        lambda: browser.find_elements("css selector", ".jp-Notebook-ExecutionIndicator[data-status='idle']"),
-        120,
-        "the kernel idle",
-    )
-
-    def menu(label: str, item: str) -> None:
-        browser.find_element("xpath", f"//div[contains(@class,'lm-MenuBar-itemLabel')][text()='{label}']").click()
-        _wait_until(
-            lambda: browser.find_elements("xpath", f"//div[contains(@class,'lm-Menu-itemLabel')][text()='{item}']"),
-            10,
-            f"menu item {item}",
-        )[0].click()
+    records = analysis.load([results])
+    _open_and_run_all(browser, f"{base}/lab/tree/notebooks/analysis/claims.ipynb?token={token}")
 
     def widgets_or_dialog():
-        # Lab may ask which kernel to start (the kitlib kernel is offered): accept its choice
-        for button in browser.find_elements("css selector", ".jp-Dialog .jp-mod-accept"):
-            button.click()
+        _accept_dialogs(browser)
         return browser.find_elements("css selector", ".widget-dropdown select")
 
-    time.sleep(2)
-    widgets_or_dialog()
-    menu("Run", "Run All Cells")
     dropdowns = _wait_until(widgets_or_dialog, 300, "the explorer's widgets")
     browser.save_screenshot(str(tmp_path / "claims-explorer.png"))
     text = browser.find_element("css selector", ".jp-Notebook").text
     assert "Traceback" not in text and "Error" not in text.split("## Explore")[0][-2000:]
     assert "records, experiments:" in text
     assert browser.find_elements("css selector", ".widget-select-multiple select"), "no environment picker"
-    before = _wait_until(lambda: _explorer_image(browser), 120, "the explorer's first plot")
 
-    labels = [d.find_element("xpath", "./preceding-sibling::label").text for d in dropdowns]
-    metric = Select(dropdowns[labels.index("metric")])
-    current = metric.first_selected_option.text
-    other = next(o.text for o in metric.options if o.text != current)
-    metric.select_by_visible_text(other)
-    after = _wait_until(lambda: (src := _explorer_image(browser)) and src != before and src, 120, "a redrawn plot")
-    assert after != before
+    # the verdict tables: one row per claim and host, every verdict shown
+    verdicts = analysis.claims_table(records)
+    tables = _cell_of(browser, "analysis.claims_table(records)")
+    assert f"{len(verdicts)} verdicts (claim × host)" in _outputs_text(tables)
+    rows = tables.find_elements("css selector", ".jp-OutputArea-output table tbody tr")
+    assert len(rows) == len(verdicts)
+
+    assert dropdowns
+
+    def pick(name: str, option: str | None = None) -> tuple[str, int, str]:
+        """Choose an option of the explorer's dropdown `name` (another than the current one if None) and
+        wait for the redrawn view."""
+        before = _wait_until(lambda: _explorer_view(browser), 120, "the explorer's view")
+        found = browser.find_elements("css selector", ".widget-dropdown select")  # found again: redrawn widgets
+        labels = [d.find_element("xpath", "./preceding-sibling::label").text for d in found]
+        menu = Select(found[labels.index(name)])
+        current = menu.first_selected_option.text
+        if option is None:
+            option = next(o.text for o in menu.options if o.text != current)
+        if option == current:
+            return before
+        menu.select_by_visible_text(option)
+
+        def settled():
+            # one choice may redraw more than once (workload, environments and metric follow the experiment)
+            first = _explorer_view(browser)
+            if not first or first[0] == before[0]:
+                return None
+            time.sleep(2)
+            return first if _explorer_view(browser) == first else None
+
+        return _wait_until(settled, 120, f"the view of {option}")
+
+    before = _wait_until(lambda: _explorer_view(browser), 120, "the explorer's first plot")
+    after = pick("metric")
+    assert after[0] != before[0]
     browser.save_screenshot(str(tmp_path / "claims-explorer-redrawn.png"))
+
+    # a panel per host: the table names each machine of the experiment, the picture grows by a panel a host
+    heights = {}
+    for experiment in ("cpu", "redis"):
+        _, height, table = pick("experiment", experiment)
+        machines = set(records.loc[records["experiment"] == experiment, "host"].astype(str))
+        named = {host for host in set(records["host"].astype(str)) if host in table}
+        assert named == machines, (experiment, named, machines)
+        heights[len(machines)] = height
+    assert set(heights) == {1, 2} and heights[2] > 1.6 * heights[1], heights
+    browser.save_screenshot(str(tmp_path / "claims-explorer-hosts.png"))
+
     assert (results / "summary.md").exists(), "the claims' summary of the copied records"
     assert notebook.read_bytes() == committed, "the notebook was saved with outputs"

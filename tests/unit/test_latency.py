@@ -48,6 +48,21 @@ def test_bad_parameters():
     assert plan.environments == ("docker-host-volume+period10000+quota2000", "docker-host-volume+period10000+quota8000")
 
 
+def test_the_shares_part_measures_an_a_a_pair_of_native():
+    """`native+replica` beside `native` (the A/A control a machine without root or Docker can still run)
+    gets the shares part's points; a Docker label with more options than shares does not."""
+    from kitlib.runner import plan_units
+
+    plan = kitlib.plan("latency", environments=["native", "native+replica"], parts=["shares"], peer="loopback")
+    units = plan_units(plan)
+    assert {u.env for u in units} == {"native", "native+replica"}
+    assert {u.workload.name for u in units} == {"shares"}
+    shares = kitlib.plan("latency", parts=["shares"])
+    workload = kitlib.experiments.get("latency").workloads(shares)[0]
+    assert workload.applies_to("docker-host-volume+shares1024+replica")
+    assert not workload.applies_to("docker-host-volume+quota5000+shares1024")
+
+
 def test_bridge_fit_tells_offset_from_proportion():
     sizes = [1, 10, 30, 50, 70, 100]
     fixed = pd.DataFrame({"size_kb": sizes * 2, "difference_us": [30.0, 31, 29, 30.5, 29.5, 30] * 2})
