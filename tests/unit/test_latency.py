@@ -40,7 +40,7 @@ def test_parser_refuses_truncated_and_garbage(tmp_path):
 def test_bad_parameters():
     with pytest.raises(PlanError, match="quotas .* must be between 1000 and 1e\\+06, got \\[500\\]"):
         kitlib.plan("latency", quotas=[500, 2000])
-    with pytest.raises(PlanError, match="known parts: shares, quota, bridge, storage"):
+    with pytest.raises(PlanError, match="unknown 'cpu'; choose from shares, quota, bridge, storage"):
         kitlib.plan("latency", parts=["cpu"])
     with pytest.raises(PlanError, match="layer counts must be between 1 and 100"):
         kitlib.plan("latency", layers=[0])
