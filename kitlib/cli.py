@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -53,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP turned into the same unwinding
         print(signals.stopped_message(exc), file=sys.stderr)
         return signals.exit_code(exc)
+    except BrokenPipeError:  # `kit claims | head`: the reader has what it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's flush at exit must not fail again
+        return 0
 
 
 _default_showwarning = warnings.showwarning

@@ -31,3 +31,17 @@ def test_parse_garbage_fails_naming_tool_and_file(tmp_path):
     assert "redis-benchmark" in done.stderr and str(junk) in done.stderr
     missing = kit("parse", "redis-benchmark", str(tmp_path / "absent.txt"))
     assert missing.returncode != 0 and "cannot read" in missing.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """`kit claims --list | head -1`: the pipe closes while kit writes; kit ends quietly."""
+    import subprocess
+    import sys
+
+    kit = subprocess.Popen(
+        [sys.executable, "-m", "kitlib.cli", "claims", "--list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert kit.stdout.readline().startswith(b"claim,source,quote")
+    kit.stdout.close()  # the reader is gone: kit's next writes meet a broken pipe
+    stderr = kit.stderr.read().decode()
+    assert kit.wait(timeout=120) == 0 and "Traceback" not in stderr, stderr
