@@ -117,7 +117,7 @@ def test_a_killed_load_generator_and_a_killed_server_fail_their_points_and_the_r
     killed = time.monotonic()
     output, _ = proc.communicate(timeout=400)
     assert proc.returncode == 1, output
-    assert "2 failed units" in output, output
+    assert "2 failed points" in output, output
     run_dir = _run_dir(results, envs, [1, 2], requests, "blocked")
     failures = pd.read_csv(run_dir / "failures.csv")
     assert set(failures["env"]) == {"docker-host-volume"} and len(failures) == 2
