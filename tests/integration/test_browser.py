@@ -41,9 +41,16 @@ def _default_signals() -> None:
 
 
 def _wait_until(condition, timeout: float, what: str, interval: float = 0.5):
+    """Poll `condition` until it gives a value. An element the page redrew while it was read (the explorer
+    replaces its widgets and plot on every choice) is no answer yet, not a failure."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        value = condition()
+        try:
+            value = condition()
+        except StaleElementReferenceException:
+            value = None
         if value:
             return value
         time.sleep(interval)
@@ -285,15 +292,23 @@ def test_the_claims_notebook_runs_in_jupyterlab_and_its_explorer_answers(lab, br
         """Choose an option of the explorer's dropdown `name` (another than the current one if None) and
         wait for the redrawn view."""
         before = _wait_until(lambda: _explorer_view(browser), 120, "the explorer's view")
-        found = browser.find_elements("css selector", ".widget-dropdown select")  # found again: redrawn widgets
-        labels = [d.find_element("xpath", "./preceding-sibling::label").text for d in found]
-        menu = Select(found[labels.index(name)])
-        current = menu.first_selected_option.text
-        if option is None:
-            option = next(o.text for o in menu.options if o.text != current)
-        if option == current:
+        chosen: dict[str, str] = {}
+
+        def choose():
+            found = browser.find_elements("css selector", ".widget-dropdown select")  # found again: redrawn
+            labels = [d.find_element("xpath", "./preceding-sibling::label").text for d in found]
+            menu = Select(found[labels.index(name)])
+            current = menu.first_selected_option.text
+            wanted = option or next(o.text for o in menu.options if o.text != current)
+            if wanted != current:
+                menu.select_by_visible_text(wanted)
+            chosen.update(option=wanted, current=current)
+            return True
+
+        _wait_until(choose, 60, f"the {name} menu")
+        option = chosen["option"]
+        if option == chosen["current"]:
             return before
-        menu.select_by_visible_text(option)
 
         def settled():
             # one choice may redraw more than once (workload, environments and metric follow the experiment)
