@@ -47,7 +47,7 @@ def test_a_point_disturbed_by_a_cpu_hog_is_measured_again(root_netns, docker_cli
                 '["rr"]',
                 "-p",
                 "seconds",
-                "2",
+                "3",  # long enough for other processes' CPU to be judged (Rule.foreign_cpu_min_seconds)
             ],
             capture_output=True,
             text=True,
