@@ -70,7 +70,7 @@ def test_a_point_disturbed_by_a_cpu_hog_is_measured_again(root_netns, docker_cli
     for path in discarded:
         attempt = json.loads(path.read_text())
         assert attempt["status"] == "discarded"
-        assert attempt["reason"].startswith("disturbed: CPU of other processes")
+        assert attempt["reason"].startswith("disturbed: ") and "CPU of other processes" in attempt["reason"]
         assert attempt["interference"]["figures"]["foreign_cpu_pct"] > 10
         assert attempt["records"]  # what it measured is kept, never mixed into records.csv
         assert (run_dir / "raw" / f"{path.stem}.sockperf.txt").exists()
