@@ -286,21 +286,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _thresholds(flag: str, text: str | None) -> dict | None:
+    """A rule's thresholds given on the command line as a JSON object (`--interference`, `--steady`)."""
+    rule = parse_value(text, flag) if text else None
+    if rule is not None and not isinstance(rule, dict):
+        raise PlanError(f"{flag}: a JSON object of thresholds, got {text!r}")
+    return rule
+
+
 def _interference_rule(args: argparse.Namespace) -> dict | None:
     """The plan's interference rule from `--interference JSON` and `--max-attempts`."""
-    rule = parse_value(args.interference, "--interference") if args.interference else {}
-    if not isinstance(rule, dict):
-        raise PlanError(f"--interference: a JSON object of thresholds, got {args.interference!r}")
+    rule = _thresholds("--interference", args.interference) or {}
     if args.max_attempts is not None:
         rule = {**rule, "max_attempts": args.max_attempts}
     return rule or None
-
-
-def _steady_rule(args: argparse.Namespace) -> dict | None:
-    rule = parse_value(args.steady, "--steady") if args.steady else None
-    if rule is not None and not isinstance(rule, dict):
-        raise PlanError(f"--steady: a JSON object of thresholds, got {args.steady!r}")
-    return rule
 
 
 def _stopping(args: argparse.Namespace) -> dict | None:
@@ -332,7 +331,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         order=args.order,
         seed=args.seed,
         interference=_interference_rule(args),
-        steady=_steady_rule(args),
+        steady=_thresholds("--steady", args.steady),
         until_decided=_stopping(args),
         **overrides,
     )
