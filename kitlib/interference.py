@@ -5,19 +5,24 @@ Figures of one point (`Figures`), each over the interval the point's measurement
 
 - steal_pct: the steal column of /proc/stat's `cpu` line, in % of all CPU time of the interval (a
   hypervisor ran something else on this guest's virtual CPUs).
-- foreign_cpu_pct: CPU time spent in processes (user + nice + system of /proc/stat, all CPUs) minus
-  the CPU time of the run's own, in % of the host's capacity over the interval (wall time × CPUs):
-  a busy loop on one CPU of two is 50. The run's own (`Ownership`) are this process and its
+- foreign_cpu_pct: CPU time spent in processes (user + nice + system of /proc/stat, all CPUs, plus
+  irq + softirq where the kernel charges interrupt time to the process it interrupted) minus the
+  CPU time of the run's own, in % of the host's capacity over the interval (wall time × CPUs): a busy
+  loop on one CPU of two is 50. Which kernel is which (`irq_time_in_processes`): without
+  CONFIG_IRQ_TIME_ACCOUNTING a process's time includes the interrupts and softirqs served while it ran,
+  while /proc/stat books them under irq and softirq; left out, a network point's own softirq time made
+  its own CPU exceed the host's busy time (an iperf3 on loopback read -24%) and hid other processes.
+  The run's own (`Ownership`) are this process and its
   descendants (utime + stime of the live ones plus cutime + cstime, which hold their reaped
   children), processes marked as started by this run (KITLIB_OWNER, see kitlib.procs), the cgroups
   of the run's containers (Docker containers labelled with this process, LXC containers named after
   the run; a cgroup keeps counting processes that exited), and, while a point runs in a local
   Docker environment, the engine's daemons (dockerd, containerd, its shims, docker-proxy, runc):
-  their work is the environment's cost. Interrupt and softirq time belongs to no process and is
-  left out on both sides. Limits: a process of the run reaped by a foreign parent loses its time
+  their work is the environment's cost. Limits: a process of the run reaped by a foreign parent loses its time
   after its last sample, and a container of the run shorter than one sample interval is missed;
-  both count as foreign. The two sides are read a moment apart, so a quiet point can show a
-  fraction of a percent below zero: it is recorded as read.
+  both count as foreign. The two sides are read a moment apart and /proc/stat counts in ticks while a
+  process's time is the scheduler's, so a quiet point can read a few percent below zero (a loopback
+  iperf3 read -4%): it is recorded as read.
 - runqueue_mean: /proc/stat's procs_running (runnable threads on the whole host, the sampler's own
   read among them), mean of samples taken every SAMPLE_S by a background thread.
 - cpu_mhz: mean of /sys/devices/system/cpu/cpu<N>/cpufreq/scaling_cur_freq over the system under
@@ -30,6 +35,7 @@ disturbed point again, at most `Rule.max_attempts` times.
 from __future__ import annotations
 
 import functools
+import gzip
 import math
 import os
 import re
@@ -77,6 +83,10 @@ class CpuTimes:
     def in_processes(self) -> int:
         """Time spent running processes (guest time is inside user and nice)."""
         return self.user + self.nice + self.system
+
+    @property
+    def in_interrupts(self) -> int:
+        return self.irq + self.softirq
 
     @property
     def total(self) -> int:
@@ -433,6 +443,8 @@ class Figures:
     runqueue_mean: float | None
     runqueue_samples: int
     cpu_mhz: float | None
+    #: busy time counted interrupts too (see `irq_time_in_processes`)
+    irq_in_processes: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -456,11 +468,16 @@ def figures(
     mhz: list[float],
     clk_tck: int,
     ncpus: int,
+    irq_in_processes: bool = False,
 ) -> Figures:
-    """The point's figures from two /proc/stat readings and the samples between them."""
+    """The point's figures from two /proc/stat readings and the samples between them; `irq_in_processes`:
+    the kernel charges interrupt time to processes (`irq_time_in_processes`), so busy time counts it too."""
     total = after.cpu.total - before.cpu.total
     steal = 100.0 * (after.cpu.steal - before.cpu.steal) / total if total > 0 else None
-    busy_s = (after.cpu.in_processes - before.cpu.in_processes) / clk_tck
+    busy_ticks = after.cpu.in_processes - before.cpu.in_processes
+    if irq_in_processes:
+        busy_ticks += after.cpu.in_interrupts - before.cpu.in_interrupts
+    busy_s = busy_ticks / clk_tck
     capacity = wall_s * ncpus
     foreign = None
     if own_cpu_s is not None and capacity > 0:
@@ -473,7 +490,50 @@ def figures(
         runqueue_mean=_round(sum(runqueue) / len(runqueue) if runqueue else None, 2),
         runqueue_samples=len(runqueue),
         cpu_mhz=_round(sum(mhz) / len(mhz) if mhz else None, 0),
+        irq_in_processes=irq_in_processes,
     )
+
+
+def irq_time_in_processes(proc: Path = PROC, boot: Path = Path("/boot")) -> bool:
+    """Whether this kernel charges interrupt and softirq time to the process it interrupted: true unless
+    it was built with CONFIG_IRQ_TIME_ACCOUNTING (or precise accounting) and `tsc=noirqtime` did not turn
+    that off. The build's configuration is read from /proc/config.gz or /boot/config-<release>; where
+    neither exists the answer is false, so a network point's own softirq time is never taken for
+    another process's (its foreign CPU may then read a few % low)."""
+    config = kernel_config(proc, boot)
+    if config is None:
+        return False
+    separate = config.get("CONFIG_IRQ_TIME_ACCOUNTING") == "y" or config.get("CONFIG_VIRT_CPU_ACCOUNTING_GEN") == "y"
+    if separate and "noirqtime" in (_read(proc / "cmdline") or ""):
+        separate = False
+    return not separate
+
+
+@functools.lru_cache(maxsize=1)
+def _irq_time_in_processes_here() -> bool:
+    return irq_time_in_processes()
+
+
+def kernel_config(proc: Path = PROC, boot: Path = Path("/boot")) -> dict[str, str] | None:
+    """The running kernel's build options (`CONFIG_X` -> value; unset ones absent), or None if not published."""
+    text = None
+    try:
+        text = gzip.decompress((proc / "config.gz").read_bytes()).decode(errors="replace")
+    except (OSError, EOFError, gzip.BadGzipFile):
+        release = os.uname().release
+        text = _read(boot / f"config-{release}")
+    if text is None:
+        return None
+    return parse_kernel_config(text)
+
+
+def parse_kernel_config(text: str) -> dict[str, str]:
+    options = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.startswith("CONFIG_"):
+            options[name.strip()] = value.strip()
+    return options
 
 
 def _round(value: float | None, digits: int = 2) -> float | None:
@@ -550,6 +610,7 @@ class PointSampler:
                     list(self._mhz),
                     os.sysconf("SC_CLK_TCK"),
                     len(after.per_cpu) or os.cpu_count() or 1,
+                    _irq_time_in_processes_here(),
                 )
         except (OSError, ParseError) as exc:  # the point stands; its figures are missing, with why
             self.error = str(exc)

@@ -104,6 +104,39 @@ def test_figures_from_two_captured_readings():
     assert unknown.foreign_cpu_pct is None and unknown.runqueue_mean is None
 
 
+def test_a_kernel_that_charges_interrupts_to_processes_has_them_counted_as_busy():
+    # /proc/stat around a 2-s iperf3 on loopback (tests/data/proc/stat.loopback.*): 71 softirq ticks,
+    # which a tick-accounting kernel also charged to iperf3's own CPU time
+    before, after = (interference.parse_proc_stat(read(f"stat.loopback.{n}")) for n in ("before", "after"))
+    assert after.cpu.in_interrupts - before.cpu.in_interrupts == 71
+    args = (before, after, 2.0, 1.0, [2], [], 100, 2)
+    plain, with_irq = interference.figures(*args), interference.figures(*args, irq_in_processes=True)
+    assert with_irq.foreign_cpu_pct - plain.foreign_cpu_pct == pytest.approx(100 * 0.71 / 4.0, abs=0.01)
+    assert with_irq.as_dict()["irq_in_processes"] is True and plain.irq_in_processes is False
+
+
+def test_which_kernels_charge_interrupt_time_to_processes(tmp_path):
+    import gzip
+
+    proc, boot = tmp_path / "proc", tmp_path / "boot"
+    proc.mkdir()
+    boot.mkdir()
+    # nothing published: false (a network point's own softirq is never taken for someone else's)
+    assert interference.irq_time_in_processes(proc, boot) is False
+    # this host's kernel (an excerpt of its /proc/config.gz): tick accounting without IRQ time accounting
+    (proc / "config.gz").write_bytes(gzip.compress(read("config.tick-accounting").encode()))
+    assert interference.kernel_config(proc, boot)["CONFIG_HZ"] == "250"
+    assert interference.irq_time_in_processes(proc, boot) is True
+    # a kernel built with it, read from /boot, and the same kernel booted with tsc=noirqtime
+    (proc / "config.gz").unlink()
+    import os
+
+    (boot / f"config-{os.uname().release}").write_text("CONFIG_IRQ_TIME_ACCOUNTING=y\n")
+    assert interference.irq_time_in_processes(proc, boot) is False
+    (proc / "cmdline").write_text("root=/dev/vda tsc=noirqtime quiet\n")
+    assert interference.irq_time_in_processes(proc, boot) is True
+
+
 def test_ledger_counts_a_reaped_child_once_and_an_orphan_by_its_last_reading():
     ledger = OwnLedger()
     parent, child, orphan = (10, 1), (11, 2), (12, 3)
