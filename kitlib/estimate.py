@@ -6,7 +6,8 @@ kit's own programs and kept in the cache; time-bound tools (fio, sysbench, redis
 sockperf) run for the durations their parameters say, plus their set-up; (2) for a workload without a
 model, this host's own earlier points of it in the same kind of environment (the median of their
 measured seconds); (3) a stated default per point. Every environment start and stop adds its kind's
-cost. Software emulation (TCG) multiplies compute by `EMULATION_SLOWDOWN`.
+cost. Software emulation (TCG) multiplies the compute of size-bound points by `EMULATION_SLOWDOWN`; a
+time-bound point (`Workload.time_bound`) runs its stated time there too.
 
 The estimate is also a guard: a point whose estimate exceeds the time its command is allowed is
 refused when the plan is made, naming the parameter to change, instead of being killed half an
@@ -171,7 +172,7 @@ def estimate(plan, units: Iterable, *, history_root: Path | None = None, calibra
     result = Estimate()
     for unit in units:
         spec = parse_label(unit.env)
-        slow = EMULATION_SLOWDOWN if is_emulated(unit.env) else 1.0
+        slow = EMULATION_SLOWDOWN if is_emulated(unit.env) and not unit.workload.time_bound else 1.0
         seen = history.get((unit.workload.name, spec.kind, json.dumps(unit.point, sort_keys=True)))
         modelled = unit.workload.estimate_seconds(unit.point, speed)
         if seen and modelled is None:
@@ -204,7 +205,7 @@ def refuse_overlong(experiment: str, workloads: Sequence, environments: Sequence
             for label in environments:
                 if not workload.applies_to(label):
                     continue
-                need = seconds * (EMULATION_SLOWDOWN if is_emulated(label) else 1.0)
+                need = seconds * (EMULATION_SLOWDOWN if is_emulated(label) and not workload.time_bound else 1.0)
                 if need > workload.command_timeout:
                     raise PlanError(
                         f"{experiment}: a {workload.name} point in {label} would take about {minutes(need)} on this "

@@ -92,6 +92,9 @@ class Workload(abc.ABC):
     #: the parameter setting a time-bound point's duration, where the workload reads its tool's
     #: sub-intervals (`intervals`): the runner then sizes its points for steady state (`kitlib.steady`)
     duration_parameter: str | None = None
+    #: a point runs for a stated time whatever the CPU's speed (fio, sysbench, sockperf, nuttcp): software
+    #: emulation lengthens size-bound points, not these (`kitlib.estimate`)
+    time_bound: bool = False
 
     def __init__(self, params: BaseModel):
         self.params = params

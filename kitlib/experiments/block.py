@@ -75,6 +75,7 @@ class FioWorkload(Workload):
     tool = "fio"
     sut_cores = None
     duration_parameter = "runtime"
+    time_bound = True
 
     def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float]:
         return fio_iops_log.intervals(raw.series["iops-log"], f"{source}.iops-log.txt")

@@ -60,6 +60,7 @@ class OltpWorkload(Workload):
     tool = "sysbench"
     ports_needed = 1
     duration_parameter = "seconds"
+    time_bound = True
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         return self.params.seconds + 2.0

@@ -56,6 +56,7 @@ class BandwidthWorkload(Workload):
     tool = "nuttcp"
     ports_needed = PORTS
     duration_parameter = "seconds"
+    time_bound = True
 
     def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float]:
         return nuttcp.intervals(raw.outputs["nuttcp"], f"{source}.nuttcp.txt")
@@ -110,6 +111,7 @@ class BandwidthWorkload(Workload):
 class RequestResponseWorkload(Workload):
     name = "rr"
     ports_needed = PORTS
+    time_bound = True
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         return self.params.seconds + 1.5

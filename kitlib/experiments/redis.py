@@ -70,6 +70,10 @@ class RedisWorkload(Workload):
     tool = "redis-benchmark"
     ports_needed = 1
 
+    @property
+    def time_bound(self) -> bool:  # type: ignore[override]
+        return not self.params.requests
+
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         """The SET and the GET phase, plus the unrecorded warm-up; `requests`-bound runs have no model."""
         return None if self.params.requests else 2 * self.params.seconds + 1.0

@@ -69,10 +69,15 @@ class ScaleoutOltpWorkload(instances.ScaledOutWorkload):
     name = "scaleout_oltp_read_write"
     tool = "kit-scaleout-oltp"
     duration_parameter = "seconds"
+    time_bound = True
 
     def __init__(self, params: ScaleoutOltpParams):
         super().__init__(params)
         self.cpus: list[int] = []
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        """All clients at once for the point's duration, plus their start and the placement."""
+        return self.params.seconds + 2.0
 
     def points(self) -> list[dict[str, Any]]:
         return [{"placement": p, "threads": t} for p in self.params.placements for t in self.params.threads]

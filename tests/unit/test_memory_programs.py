@@ -114,3 +114,17 @@ def test_the_estimate_covers_every_point_and_environment_start():
     assert len(found.unit_seconds) == 12 and found.sources == {"model": 12}
     assert found.start_stop_seconds > 0 and found.total > sum(found.unit_seconds)
     assert "estimated time here" in estimate.describe(found, estimate.rates())
+
+
+def test_an_emulator_lengthens_size_bound_points_and_not_time_bound_ones(tmp_path):
+    """fio runs its stated seconds under TCG too; Linpack's work takes the emulator's slowdown."""
+    rates = estimate.Rates(gflops=10.0, stream_gbs=8.0, gups=0.03, xz_mbps=5.0)
+
+    def seconds(experiment: str, env: str, **params) -> list[float]:
+        plan = kitlib.plan(experiment, environments=[env], repetitions=1, **params)
+        return estimate.estimate(plan, plan_units(plan), history_root=tmp_path, calibrated=rates).unit_seconds
+
+    assert seconds("block", "qemu-tcg", workloads=["rand_read"]) == seconds("block", "native", workloads=["rand_read"])
+    assert seconds("mysql", "qemu-tcg") == seconds("mysql", "native")
+    emulated, native = seconds("cpu", "qemu-tcg", linpack_n=1000), seconds("cpu", "native", linpack_n=1000)
+    assert emulated == pytest.approx([estimate.EMULATION_SLOWDOWN * s for s in native])
