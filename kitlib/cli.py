@@ -26,11 +26,10 @@ from kitlib import (
 )
 from kitlib.cleanup import clean_leftovers
 from kitlib.environments import availability
-from kitlib.errors import KitError, PlanError
+from kitlib.errors import KitError, Notice, PlanError
 from kitlib.image import DEFAULT_BASE
 from kitlib.notebooks import execute_experiment
 from kitlib.parameters import as_seconds, parse_value
-from kitlib.record_files import DuplicateRecords
 from kitlib.reproduce import reproduce
 from kitlib.runner import plan_units, run_plan
 from kitlib.store import RunStore, load_records
@@ -64,8 +63,8 @@ _default_showwarning = warnings.showwarning
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """The kit's own notices (records counted once) as one `kit:` line; others as Python shows them."""
-    if issubclass(category, DuplicateRecords):
+    """The kit's own notices (`errors.Notice`) as one `kit:` line; others as Python shows them."""
+    if issubclass(category, Notice):
         print(f"kit: {message}", file=sys.stderr)
     else:
         _default_showwarning(message, category, filename, lineno, file, line)

@@ -6,6 +6,7 @@ import os
 import warnings
 
 from kitlib.environments.base import Layout
+from kitlib.errors import Notice
 
 __all__ = ["Layout", "available_cpus", "split"]
 
@@ -23,6 +24,8 @@ def split(sut_cores: int | None, ports: list[int] | None = None) -> Layout:
     cpus = available_cpus()
     if sut_cores is None or sut_cores >= len(cpus):
         if sut_cores is not None and len(cpus) < 2:
-            warnings.warn("one CPU only: client and server share it; results include their interference", stacklevel=2)
+            warnings.warn(
+                "one CPU only: client and server share it; results include their interference", Notice, stacklevel=2
+            )
         return Layout(sut_cpus=cpus, client_cpus=cpus if sut_cores is not None else [], ports=ports or [])
     return Layout(sut_cpus=cpus[-sut_cores:], client_cpus=cpus[:-sut_cores], ports=ports or [])

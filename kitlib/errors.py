@@ -5,6 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 
+class Notice(UserWarning):
+    """Something the person running the kit should know that does not stop it (packages that differ
+    between environments, points that failed): `kit` shows it as one `kit:` line, without Python's
+    file and line."""
+
+
 class KitError(Exception):
     """Base of every error kitlib raises on purpose."""
 

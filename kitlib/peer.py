@@ -18,7 +18,7 @@ from typing import Any
 
 from kitlib import naming, ssh
 from kitlib.environments.base import CommandResult
-from kitlib.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.errors import CommandFailed, EnvironmentUnavailable, Notice
 from kitlib.host import links
 from kitlib.host.lifecycle import StartStop
 from kitlib.procs import loggable, pinned, run_bounded
@@ -216,6 +216,7 @@ def make_peer(plan, client_cpus: Sequence[int], run_label: str) -> Peer:
                 "not root: the client runs on this host's loopback, not in a peer namespace; it crosses no "
                 "second network stack, and Docker NAT environments are refused (loopback reaches a published "
                 "port through docker-proxy, not NAT)",
+                Notice,
                 stacklevel=2,
             )
     if kind == "netns":

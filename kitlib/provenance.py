@@ -16,6 +16,7 @@ from typing import Any
 
 from kitlib import __version__, paths
 from kitlib.docker_remote import engine_facts
+from kitlib.errors import Notice
 from kitlib.host import commands
 from kitlib.hostid import host_id
 from kitlib.procs import run_bounded
@@ -332,6 +333,6 @@ class Session:
         self.add_commands(commands.drain())
         self.version_mismatches = version_mismatches({k: v for k, v in self.tool_versions.items() if k != "peer"})
         for item in self.version_mismatches:
-            warnings.warn(describe_mismatch(item), stacklevel=3)
+            warnings.warn(describe_mismatch(item), Notice, stacklevel=3)
         self.finished = now()
         return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from kitlib import hostid
-from kitlib.errors import RecordError
+from kitlib.errors import Notice, RecordError
 from kitlib.records import CORE_COLUMNS
 
 #: columns no analysis can do without: a file lacking one is refused (the kit's files hold every
@@ -33,7 +33,7 @@ TEXT_COLUMNS = ("experiment", "workload", "env", "metric", "unit", "run_id")
 NOT_IDENTITY = ("value", "source")
 
 
-class DuplicateRecords(UserWarning):
+class DuplicateRecords(Notice):
     """Records loaded twice (the same folder given twice, or a copy or link of a run): counted once."""
 
 

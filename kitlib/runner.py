@@ -41,7 +41,7 @@ from kitlib import (
     tool_versions,
 )
 from kitlib.environments.docker import docker_client
-from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, ParseError
+from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, Notice, ParseError
 from kitlib.experiments.base import RawResult, Workload
 from kitlib.image import DEFAULT_BASE, ensure_image
 from kitlib.peer import make_peer
@@ -128,7 +128,7 @@ def run_plan(
     units = plan_units(plan, experiment.workloads(plan), store.extensions())
     idle = [env for env in plan.environments if not any(u.env == env for u in units)]
     if idle:
-        warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", stacklevel=2)
+        warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", Notice, stacklevel=2)
     with _guarded(store):
         todo = store.pending(units)
         if todo:
@@ -136,7 +136,7 @@ def run_plan(
     records = store.consolidate()
     failures = store.failures()
     if len(failures):
-        warnings.warn(f"{len(failures)} unit(s) failed; see {store.root / 'failures.csv'}", stacklevel=2)
+        warnings.warn(f"{len(failures)} unit(s) failed; see {store.root / 'failures.csv'}", Notice, stacklevel=2)
     return RunResult(plan, store.root, records, failures, len(todo), len(units) - len(todo))
 
 

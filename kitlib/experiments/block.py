@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib.environments.base import Environment
-from kitlib.errors import EnvironmentUnavailable
+from kitlib.errors import EnvironmentUnavailable, Notice
 from kitlib.experiments.base import Experiment, RawResult, Workload, known_names
 from kitlib.parsers import fio_iops_log
 from kitlib.peer import Peer
@@ -158,7 +158,9 @@ def preflight(env: Environment, file_mb: int) -> dict[str, Any]:
     if not direct:
         import warnings
 
-        warnings.warn(f"{env.label}: O_DIRECT is not supported on {fs}; fio runs buffered (direct=0)", stacklevel=2)
+        warnings.warn(
+            f"{env.label}: O_DIRECT is not supported on {fs}; fio runs buffered (direct=0)", Notice, stacklevel=2
+        )
     return {"filesystem": fs, "direct": direct, "file_mb": file_mb}
 
 
