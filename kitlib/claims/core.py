@@ -329,6 +329,21 @@ def per_run(side: pd.DataFrame, keys: pd.Series, common: list[str], scale: str) 
     return complete.mean(axis=1), len(wide) - len(complete)
 
 
+def same_runs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Both sides from the runs that measured both, where there are such: an environment measured again
+    in another run (an LXC run beside the main one) was not interleaved with the baseline, so its
+    records would pool two designs. Returns the sides and the run ids left out. Runs that share
+    nothing are compared as they are (their order and drift decide, as for any run)."""
+    if "run_id" not in a.columns or "run_id" not in b.columns:
+        return a, b, []
+    ids_a, ids_b = set(a["run_id"].dropna()), set(b["run_id"].dropna())
+    shared = ids_a & ids_b
+    if not shared or (ids_a == shared and ids_b == shared):
+        return a, b, []
+    apart = sorted((ids_a | ids_b) - shared)
+    return a[a["run_id"].isin(shared)], b[b["run_id"].isin(shared)], apart
+
+
 def shares_runs(rows: pd.DataFrame, columns: list[str]) -> bool:
     """Whether records of several configurations come from one unit (one process): same run, environment,
     repetition and position, as STREAM's kernels of one hpcc run or fio's read and write of one job."""
@@ -352,6 +367,7 @@ def effect_between(
     a, b = rows[rows["env"] == env], rows[rows["env"] == baseline]
     if a.empty or b.empty:
         return f"no records of {env if a.empty else baseline}"
+    a, b, apart = same_runs(a, b)
     columns = [c for c in configuration_columns(rows) if c not in ("env",)]
     ka, kb = _keyed(a, columns), _keyed(b, columns)
     common = sorted(set(ka) & set(kb))
@@ -373,6 +389,8 @@ def effect_between(
     how = _how(len(common), scale, paired, order, trend)
     if dropped_a or dropped_b:
         how += f"; {dropped_a + dropped_b} run(s) lacking a configuration left out"
+    if apart:
+        how += f"; {len(apart)} run(s) that measured only one of the two left out ({', '.join(apart)})"
     undecided = ""
     if order in run_order.CONFOUNDED:
         looked = both if context is None else context[context["env"].isin([env, baseline])]
