@@ -30,7 +30,8 @@ BOOKKEEPING_COLUMNS = frozenset(
     {"value", "run_id", "repetition", "source", "order", "position", "started", "measured_requests", "seconds"}
     | {"duration_s"}
     # the point's measurement quality (kitlib.interference): how it went, not what was measured
-    | {"steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "attempt", "discarded_attempts", "disturbed"}
+    | {"steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "capacity_pct", "attempt", "discarded_attempts"}
+    | {"disturbed"}
     # a time-bound point's steadiness (kitlib.steady)
     | {"steady", "steady_halfwidth_pct", "steady_bias_pct", "warmup_s", "point_seconds"}
     # the error rate of a sequential run's intervals (kitlib.sequential)

@@ -14,6 +14,7 @@ start marks all its units failed with the reason.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import itertools
 import json
@@ -28,6 +29,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from kitlib import (
+    capacity,
     cpus,
     environments,
     experiments,
@@ -169,7 +171,8 @@ def _execute(
     try:
         with peer:
             session.add_peer(peer)
-            context = RunContext(plan, store, peer, layout, session, bar, image, base_image)
+            probes = None if plan.sut_host else capacity.RunCapacity(list(layout.sut_cpus))
+            context = RunContext(plan, store, peer, layout, session, bar, image, base_image, capacity=probes)
             for env_label, env_units in segments(todo):
                 session.add_segment(env_label, env_units[0].position, env_units[-1].position)
                 _run_environment(env_label, env_units, context)
@@ -194,6 +197,8 @@ class RunContext:
     #: the duration a time-bound point grew to for steady state, by workload and point: later
     #: repetitions and environments start there instead of growing again
     sizes: dict[tuple[str, str], float] = field(default_factory=dict)
+    #: the machine's capacity probed around memory- and CPU-bound points (None: the SUT is remote)
+    capacity: capacity.RunCapacity | None = None
 
 
 def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
@@ -228,7 +233,7 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
                 tools = experiments.schema(plan.experiment).tools_of(workload.name)
                 versions = {tool_versions.COLUMN: tool_versions.of_environment(session.tool_versions, label, *tools)}
                 for unit in (u for u in units if u.workload is workload):
-                    _run_unit(unit, env, peer, plan, store, {**placement, **versions}, run.sizes)
+                    _run_unit(unit, env, peer, plan, store, {**placement, **versions}, run.sizes, run.capacity)
                     bar.update(1)
                 workload.finish(env, peer)
             try:  # again: what the workloads added (companions); an engine gone mid-run keeps the first
@@ -242,7 +247,7 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
             if store.unit_status(unit.key) != "ok":
                 store.save_failed(unit.key, reason, {"env": label, "finished": provenance.now()})
         bar.update(len(units))
-        warnings.warn(reason, stacklevel=2)
+        warnings.warn(reason, Notice, stacklevel=2)
 
 
 def _run_unit(
@@ -253,6 +258,7 @@ def _run_unit(
     store: RunStore,
     placement: dict[str, Any] | None = None,
     sizes: dict[tuple[str, str], float] | None = None,
+    probes: capacity.RunCapacity | None = None,
 ) -> None:
     """Measure the point, again while the interference rule finds it disturbed or, for a time-bound
     point, the steady-state rule finds it too short (then for longer), at most max_attempts times:
@@ -264,7 +270,7 @@ def _run_unit(
     seconds = max(profile_s, sizes.get(size_key, 0.0)) if profile_s is not None else None
     discarded: list[dict[str, Any]] = []
     for attempt in range(1, rule.max_attempts + 1):
-        kept, grown = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds)
+        kept, grown = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes)
         if grown is not None:
             seconds = sizes[size_key] = max(grown, sizes.get(size_key, 0.0))
         if kept:
@@ -282,6 +288,7 @@ def _attempt_unit(
     discarded: list[dict[str, Any]],
     rule: interference.Rule,
     seconds: float | None = None,
+    probes: capacity.RunCapacity | None = None,
 ) -> tuple[bool, float | None]:
     """One attempt: (whether it is the one that counts, or the point failed; the longer duration the
     steady-state rule asks for, or None). An attempt that does not count is kept aside."""
@@ -300,13 +307,17 @@ def _attempt_unit(
     started = time.monotonic()
     raw = None
     grown = None
+    kind = unit.workload.capacity_probe if probes is not None else None
     try:
+        before = probes.before(kind) if kind else None
         with _sampler(unit, env, plan) as sampler:
             if seconds is None:
                 raw = unit.workload.measure(env, peer, unit.point)
             else:
                 raw = unit.workload.measure(env, peer, unit.point, seconds=seconds)
         figures = sampler.figures if sampler is not None else None
+        if kind and figures is not None:
+            figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, probes.after(kind)))
         disturbed = rule.reasons(figures)
         steady_rule = plan.steady or steady.DEFAULT_RULE
         measurements, series = _read(unit, raw, store, sized=seconds is not None)

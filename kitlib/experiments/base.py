@@ -95,6 +95,9 @@ class Workload(abc.ABC):
     #: a point runs for a stated time whatever the CPU's speed (fio, sysbench, sockperf, nuttcp): software
     #: emulation lengthens size-bound points, not these (`kitlib.estimate`)
     time_bound: bool = False
+    #: the machine's capacity this workload's figure rests on, probed around each point (`kitlib.capacity`:
+    #: "memory" or "cpu"; None: not probed)
+    capacity_probe: str | None = None
 
     def __init__(self, params: BaseModel):
         self.params = params

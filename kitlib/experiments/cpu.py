@@ -100,6 +100,7 @@ class PxzWorkload(Workload):
     tool = "xz"
     sut_cores = None
     size_parameter = "corpus_mb"
+    capacity_probe = "cpu"
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         """The compression at this host's xz rate (level 2), plus generating and reading the corpus once per
@@ -140,6 +141,7 @@ class LinpackWorkload(Workload):
     tool = "kit-linpack"
     sut_cores = None
     size_parameter = "linpack_n"
+    capacity_probe = "cpu"
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         """Every trial's 2/3 N^3 flops at this host's rate, plus filling the matrix."""

@@ -119,6 +119,7 @@ class _MemoryProgram(Workload):
     program: str
     sut_cores = None
     command_timeout = 1800.0
+    capacity_probe = "memory"
 
     def __init__(self, params: MemoryParams):
         super().__init__(params)

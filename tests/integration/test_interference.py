@@ -81,6 +81,39 @@ def test_a_point_disturbed_by_a_cpu_hog_is_measured_again(root_netns, docker_cli
     assert leftovers(docker_client) == []
 
 
+def test_the_capacity_probe_sees_a_machine_slowed_by_what_no_process_of_the_run_shows():
+    """Busy loops on every CPU the point uses (as another tenant's load would be: not the run's, and here
+    not even counted as steal) bring the memory probe around a point below 90% of the run's usual."""
+    from kitlib import capacity
+    from kitlib.interference import Figures, Rule
+
+    sut = list(cpus.split(1).sut_cpus)
+    probes = capacity.RunCapacity(sut)
+    quiet = probes.before(capacity.MEMORY)
+    assert quiet is not None and len(probes.readings[capacity.MEMORY]) == capacity.SEED_READINGS + 1
+    assert probes.share_pct(capacity.MEMORY, quiet, probes.after(capacity.MEMORY)) > 0
+    hogs = [
+        subprocess.Popen(
+            ["taskset", "-c", str(cpu), "timeout", "60", "sh", "-c", "while :; do :; done"],
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        for cpu in sut
+        for _ in range(2)
+    ]
+    try:
+        before, after = probes.before(capacity.MEMORY), probes.after(capacity.MEMORY)
+    finally:
+        for hog in hogs:
+            os.killpg(hog.pid, signal.SIGKILL)
+            hog.wait(timeout=10)
+    share = probes.share_pct(capacity.MEMORY, before, after)
+    print(f"usual {probes.usual(capacity.MEMORY):.1f} GB/s, under the loops {before:.1f} and {after:.1f}: {share}%")
+    assert share < 90
+    reasons = Rule().reasons(Figures(3.0, 0.0, 0.0, 1.0, 2.0, 12, None, capacity_pct=share))
+    assert reasons == [f"machine at {share:.0f}% of its usual capacity < 90%"]
+
+
 def test_the_plan_s_rule_decides_and_is_recorded(isolated_dirs):
     """A rule no point can meet (a run queue of 0: the sampler's own read is runnable) measures every
     point max_attempts times, whatever else runs here; the plan and every unit record the rule."""

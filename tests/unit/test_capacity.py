@@ -1,0 +1,40 @@
+"""The capacity probe's pure parts: its figure read from the kit's programs' real outputs, the sizes it
+asks for and the command it runs (the probe itself runs in tests/integration/test_interference.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kitlib import capacity
+from kitlib.errors import ParseError
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def test_the_memory_probe_reads_triads_best_pass_and_the_cpu_probe_linpacks_counted_trials():
+    stream = (DATA / "kit-stream" / "native-2threads-16m.txt").read_text()
+    assert capacity.read_probe(capacity.MEMORY, stream) == pytest.approx(26.2007)
+    linpack = (DATA / "kit-linpack" / "native-2threads-n2000-3trials.txt").read_text()
+    assert capacity.read_probe(capacity.CPU, linpack) == pytest.approx((17.8063 + 16.6706) / 2)
+    with pytest.raises(ParseError):  # cut off before it validated: no figure
+        capacity.read_probe(capacity.MEMORY, stream.split("validation")[0])
+
+
+def test_the_memory_probe_outgrows_the_cache_and_runs_pinned():
+    # the three arrays together at least twice a 32 MiB last-level cache, and never tiny
+    assert 3 * 8 * capacity.stream_elements(32 * 2**20) >= 2 * 32 * 2**20
+    assert capacity.stream_elements(1 * 2**20) == 2_000_000
+    argv = capacity.probe_argv(capacity.CPU, Path("/x/kit-linpack"), [2, 3])
+    assert argv[-3:] == ["/x/kit-linpack", str(capacity.LINPACK_N), str(capacity.LINPACK_TRIALS)]
+    assert argv[:3] == ["taskset", "-c", "2,3"] or argv[0] == "/x/kit-linpack"
+
+
+def test_a_share_needs_both_probes_and_a_usual_figure():
+    probes = capacity.RunCapacity([0])
+    assert probes.share_pct(capacity.MEMORY, 10.0, 12.0) is None  # no usual figure yet
+    probes.readings[capacity.MEMORY] = [40.0, 44.0, 42.0, 10.0, 12.0]
+    assert probes.usual(capacity.MEMORY) == 40.0
+    assert probes.share_pct(capacity.MEMORY, 10.0, 12.0) == 25.0
+    assert probes.share_pct(capacity.MEMORY, None, 12.0) is None
