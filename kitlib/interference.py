@@ -7,8 +7,10 @@ Figures of one point (`Figures`), each over the interval the point's measurement
   hypervisor ran something else on this guest's virtual CPUs).
 - foreign_cpu_pct: CPU time spent in processes (user + nice + system of /proc/stat, all CPUs, plus
   irq + softirq where the kernel charges interrupt time to the process it interrupted) minus the
-  CPU time of the run's own, in % of the host's capacity over the interval (wall time × CPUs): a busy
-  loop on one CPU of two is 50. Which kernel is which (`irq_time_in_processes`): without
+  CPU time of the run's own and of the kernel's own threads (kthreadd's children: writeback, the
+  journal, ksoftirqd, mostly working for the point's own I/O; an fio random write read 8-11% of the
+  machine in them), in % of the host's capacity over the interval (wall time × CPUs): a busy loop on
+  one CPU of two is 50. Which kernel is which (`irq_time_in_processes`): without
   CONFIG_IRQ_TIME_ACCOUNTING a process's time includes the interrupts and softirqs served while it ran,
   while /proc/stat books them under irq and softirq; left out, a network point's own softirq time made
   its own CPU exceed the host's busy time (an iperf3 on loopback read -24%) and hid other processes.
@@ -18,7 +20,10 @@ Figures of one point (`Figures`), each over the interval the point's measurement
   of the run's containers (Docker containers labelled with this process, LXC containers named after
   the run; a cgroup keeps counting processes that exited), and, while a point runs in a local
   Docker environment, the engine's daemons (dockerd, containerd, its shims, docker-proxy, runc):
-  their work is the environment's cost. Limits: a process of the run reaped by a foreign parent loses its time
+  their work is the environment's cost. A process inside one of the run's cgroups is counted by the
+  cgroup alone, also when the run started it (lxc-attach's child), and once reaped into the run's
+  tree its time is taken back out of the reaper's cutime (counted twice, LXC points read -85%).
+  Limits: a process of the run reaped by a foreign parent loses its time
   after its last sample, and a container of the run shorter than one sample interval is missed;
   both count as foreign. The two sides are read a moment apart and /proc/stat counts in ticks while a
   process's time is the scheduler's, so a quiet point can read a few percent below zero (a loopback
@@ -62,7 +67,9 @@ ENGINE_COMMS = ("dockerd", "containerd", "containerd-shim", "docker-proxy", "run
 _CONTAINER_ID = re.compile(r"(?:^|[/-])([0-9a-f]{64})(?:\.scope)?$")
 TOOL = "/proc"
 #: the record columns of a point's figures (beside attempt, discarded_attempts and disturbed)
-COLUMNS = ("steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz")
+#: the kernel's thread creator: its children (kworkers, jbd2, ksoftirqd, kswapd) are the kernel's own threads
+KTHREADD = 2
+COLUMNS = ("steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "capacity_pct")
 
 
 # -- parsing (pure functions over the files' text) ----------------------------------------------
@@ -273,6 +280,10 @@ class Ownership:
     cgroup_root: Path = CGROUP_ROOT
     _classes: dict[tuple[int, int], str | None] = field(default_factory=dict, repr=False)
     _containers: dict[str, bool] = field(default_factory=dict, repr=False)
+    #: (pid, starttime) -> CPU ticks of the kernel's own threads at the last scan (kthreadd's children)
+    kernel: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
+    #: (pid, starttime) -> (ppid, ticks) of processes counted by one of the run's cgroups, at the last scan
+    members: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict, repr=False)
 
     def scan(self) -> tuple[dict[tuple[int, int], tuple[int, int]], dict[str, float]]:
         """((pid, starttime) -> (ppid, ticks) of the run's own processes, cgroup path -> seconds of its cgroups)."""
@@ -288,9 +299,15 @@ class Ownership:
         tree = self._tree(stats)
         own: dict[tuple[int, int], tuple[int, int]] = {}
         groups: dict[str, float] = {}
+        self.kernel = {
+            (pid, st.starttime): st.utime + st.stime for pid, st in stats.items() if KTHREADD in (pid, st.ppid)
+        }
+        self.members = {}
         for pid, st in stats.items():
             key = (pid, st.starttime)
-            kind = "tree" if pid in tree else self._classify(key, st)
+            kind = self._classify(key, st)
+            if kind is None or not kind.startswith("cgroup:"):  # a cgroup's process is the cgroup's, even
+                kind = "tree" if pid in tree else kind  # when the run started it (lxc-attach's child)
             if kind in ("tree", "marked"):
                 own[key] = (st.ppid, st.ticks)
             elif kind == "engine":
@@ -298,6 +315,7 @@ class Ownership:
                 # already counted by their cgroups
                 own[key] = (st.ppid, st.utime + st.stime)
             elif kind is not None and kind.startswith("cgroup:"):
+                self.members[key] = (st.ppid, st.ticks)
                 path = kind[len("cgroup:") :]
                 if path not in groups:
                     seconds = cgroup_seconds(path, self.cgroup_root)
@@ -358,6 +376,11 @@ class Ownership:
         return None
 
 
+def kernel_seconds(first: dict[tuple[int, int], int], last: dict[tuple[int, int], int], clk_tck: int) -> float:
+    """CPU time of the kernel's threads between two scans (a thread started in between counts from 0)."""
+    return sum(ticks - first.get(key, 0) for key, ticks in last.items()) / clk_tck
+
+
 def _read_bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -393,9 +416,17 @@ class OwnLedger:
     last: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     groups_first: dict[str, float] = field(default_factory=dict)
     groups_last: dict[str, float] = field(default_factory=dict)
+    #: processes counted by a cgroup: (ppid, ticks) at their last reading
+    members_last: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     _started: bool = False
 
-    def add(self, own: dict[tuple[int, int], tuple[int, int]], groups: dict[str, float]) -> None:
+    def add(
+        self,
+        own: dict[tuple[int, int], tuple[int, int]],
+        groups: dict[str, float],
+        members: dict[tuple[int, int], tuple[int, int]] | None = None,
+    ) -> None:
+        self.members_last.update(members or {})
         for key, (ppid, ticks) in own.items():
             self.first.setdefault(key, ticks if not self._started else 0)
             self.last[key] = (ppid, ticks)
@@ -417,6 +448,11 @@ class OwnLedger:
                 # reaped by a process of the run, or by one that a process of the run reaped in turn: its
                 # whole time is in the cutime of the nearest one still alive
                 ticks -= start
+        for key, (ppid, value) in self.members_last.items():
+            # a cgroup's process reaped by one of the run's (lxc-attach's child): its whole time reached
+            # that process's cutime, and the cgroup counts it already
+            if key not in final and key[0] not in alive and _reaped_into(ppid, alive, parents):
+                ticks -= value
         cgroups = sum(self.groups_last[p] - self.groups_first[p] for p in self.groups_last)
         return ticks / clk_tck + cgroups
 
@@ -445,6 +481,10 @@ class Figures:
     cpu_mhz: float | None
     #: busy time counted interrupts too (see `irq_time_in_processes`)
     irq_in_processes: bool = False
+    #: the machine's capacity probed around the point, in % of the run's usual (`kitlib.capacity`)
+    capacity_pct: float | None = None
+    #: CPU time of the kernel's own threads over the point: neither the run's nor another process's
+    kernel_cpu_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -456,6 +496,7 @@ class Figures:
             "foreign_cpu_pct": self.foreign_cpu_pct,
             "runqueue_mean": self.runqueue_mean,
             "cpu_mhz": self.cpu_mhz,
+            "capacity_pct": self.capacity_pct,
         }
 
 
@@ -469,6 +510,7 @@ def figures(
     clk_tck: int,
     ncpus: int,
     irq_in_processes: bool = False,
+    kernel_cpu_s: float = 0.0,
 ) -> Figures:
     """The point's figures from two /proc/stat readings and the samples between them; `irq_in_processes`:
     the kernel charges interrupt time to processes (`irq_time_in_processes`), so busy time counts it too."""
@@ -481,7 +523,7 @@ def figures(
     capacity = wall_s * ncpus
     foreign = None
     if own_cpu_s is not None and capacity > 0:
-        foreign = 100.0 * (busy_s - own_cpu_s) / capacity
+        foreign = 100.0 * (busy_s - own_cpu_s - kernel_cpu_s) / capacity
     return Figures(
         wall_s=round(wall_s, 3),
         steal_pct=_round(steal),
@@ -491,6 +533,7 @@ def figures(
         runqueue_samples=len(runqueue),
         cpu_mhz=_round(sum(mhz) / len(mhz) if mhz else None, 0),
         irq_in_processes=irq_in_processes,
+        kernel_cpu_s=_round(kernel_cpu_s, 3),
     )
 
 
@@ -561,7 +604,8 @@ class PointSampler:
 
     def __enter__(self) -> PointSampler:
         try:
-            self._ledger.add(*self.ownership.scan())
+            self._ledger.add(*self.ownership.scan(), self.ownership.members)
+            self._kernel_before = dict(self.ownership.kernel)
             self._before = read_proc_stat()
         except (OSError, ParseError) as exc:  # the point is measured all the same; its figures are missing
             self.error = str(exc)
@@ -587,7 +631,7 @@ class PointSampler:
                 if mhz is not None:
                     self._mhz.append(mhz)
                 if scanned is not None:
-                    self._ledger.add(*scanned)
+                    self._ledger.add(*scanned, self.ownership.members)
 
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
@@ -599,7 +643,7 @@ class PointSampler:
             wall = time.monotonic() - self._started
             final = self.ownership.scan()
             with self._lock:
-                self._ledger.add(*final)
+                self._ledger.add(*final, self.ownership.members)
                 own = self._ledger.seconds(final[0], os.sysconf("SC_CLK_TCK"))
                 self.figures = figures(
                     self._before,
@@ -611,6 +655,7 @@ class PointSampler:
                     os.sysconf("SC_CLK_TCK"),
                     len(after.per_cpu) or os.cpu_count() or 1,
                     _irq_time_in_processes_here(),
+                    kernel_seconds(self._kernel_before, self.ownership.kernel, os.sysconf("SC_CLK_TCK")),
                 )
         except (OSError, ParseError) as exc:  # the point stands; its figures are missing, with why
             self.error = str(exc)
@@ -637,6 +682,10 @@ class Rule(BaseModel):
       point of about a second the engine's short-lived helpers (docker exec, runc, shims) that start
       and exit inside it make the difference swing by tens of % of the machine either way; shorter
       points record the figure and are judged on steal, which the kernel counts directly.
+    - min_capacity_pct 90: a memory- or CPU-bound point whose probes (`kitlib.capacity`) found the
+      machine below 90% of its usual figure in that run ran on a machine slowed by something the guest
+      cannot see (another tenant, the host's clock): the probes' run-to-run spread on a quiet 2-core
+      guest is a few %, the smallest band a claim tests ±5%.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -647,6 +696,7 @@ class Rule(BaseModel):
     min_mhz: float | None = Field(None, ge=0)
     max_attempts: int = Field(3, ge=1, le=20)
     foreign_cpu_min_seconds: float = Field(2.0, ge=0)
+    min_capacity_pct: float | None = Field(90.0, ge=0, le=100)
 
     def reasons(self, fig: Figures | None) -> list[str]:
         """Why the point was disturbed, empty when it was not (missing figures are not a reason)."""
@@ -662,6 +712,7 @@ class Rule(BaseModel):
             ),
             (fig.runqueue_mean, self.max_runqueue, "run queue {v:.2f} > {t:g}", True),
             (fig.cpu_mhz, self.min_mhz, "CPU clock {v:.0f} MHz < {t:g} MHz", False),
+            (fig.capacity_pct, self.min_capacity_pct, "machine at {v:.0f}% of its usual capacity < {t:g}%", False),
         ]
         found = []
         for value, limit, text, above in checks:

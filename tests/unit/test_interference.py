@@ -99,7 +99,13 @@ def test_figures_from_two_captured_readings():
     assert fig.foreign_cpu_pct == pytest.approx(100 * (4.04 - 0.5) / 4.0, abs=0.01)
     assert fig.runqueue_mean == 4.0 and fig.runqueue_samples == 3
     assert fig.cpu_mhz is None
-    assert fig.columns() == {"steal_pct": 0.0, "foreign_cpu_pct": 88.5, "runqueue_mean": 4.0, "cpu_mhz": None}
+    assert fig.columns() == {
+        "steal_pct": 0.0,
+        "foreign_cpu_pct": 88.5,
+        "runqueue_mean": 4.0,
+        "cpu_mhz": None,
+        "capacity_pct": None,
+    }
     unknown = interference.figures(before, after, 2.0, None, [], [], 100, 2)
     assert unknown.foreign_cpu_pct is None and unknown.runqueue_mean is None
 
@@ -113,6 +119,19 @@ def test_a_kernel_that_charges_interrupts_to_processes_has_them_counted_as_busy(
     plain, with_irq = interference.figures(*args), interference.figures(*args, irq_in_processes=True)
     assert with_irq.foreign_cpu_pct - plain.foreign_cpu_pct == pytest.approx(100 * 0.71 / 4.0, abs=0.01)
     assert with_irq.as_dict()["irq_in_processes"] is True and plain.irq_in_processes is False
+
+
+def test_the_kernel_s_own_threads_are_neither_the_run_s_nor_another_process_s():
+    """Writeback and journal threads doing a point's random writes are the kernel's work for it, not
+    another tenant's: their CPU time is left out of other processes' share."""
+    before, after = (interference.parse_proc_stat(read(f"stat.loopback.{n}")) for n in ("before", "after"))
+    first, last = {(2, 24): 0, (31, 90): 500}, {(2, 24): 0, (31, 90): 530, (4000, 777): 12}  # a kworker started
+    kernel = interference.kernel_seconds(first, last, clk_tck=100)
+    assert kernel == pytest.approx(0.42)
+    plain = interference.figures(before, after, 2.0, 1.0, [2], [], 100, 2)
+    without = interference.figures(before, after, 2.0, 1.0, [2], [], 100, 2, kernel_cpu_s=kernel)
+    assert plain.foreign_cpu_pct - without.foreign_cpu_pct == pytest.approx(100 * 0.42 / 4.0, abs=0.01)
+    assert without.kernel_cpu_s == 0.42
 
 
 def test_which_kernels_charge_interrupt_time_to_processes(tmp_path):
@@ -151,6 +170,20 @@ def test_ledger_counts_a_reaped_child_once_and_an_orphan_by_its_last_reading():
     assert seconds == pytest.approx((75 - 40 - 0 + 2) / 100 + 1.5)
 
 
+def test_a_containers_process_reaped_by_the_run_is_counted_once():
+    """LXC: the kit runs lxc-attach (its child), whose child runs inside the container's cgroup. Reaped,
+    that process's time reaches lxc-attach's and then the kit's cutime, while the cgroup counted it
+    already; counted twice, an LXC point's own CPU exceeded the machine's (other processes read -85%)."""
+    ledger = OwnLedger()
+    kit, attach, inside = (10, 1), (11, 2), (12, 3)
+    ledger.add({kit: (1, 100)}, {"/lxc.payload.kit10-lxc": 0.0}, {})
+    ledger.add({kit: (1, 100), attach: (10, 2)}, {"/lxc.payload.kit10-lxc": 0.5}, {inside: (11, 50)})
+    final = {kit: (1, 100 + 5 + 50)}  # lxc-attach (5 ticks) reaped, with the 50 of its child in its cutime
+    ledger.add(final, {"/lxc.payload.kit10-lxc": 0.5}, {})
+    # the kit's +55, minus the child's 50 (the cgroup's), plus the cgroup's 0.5 s
+    assert ledger.seconds(final, clk_tck=100) == pytest.approx(0.05 + 0.5)
+
+
 def test_rule_names_each_threshold_crossed():
     quiet = Figures(2.0, 0.1, 3.0, 1.0, 2.5, 8, None)
     busy = Figures(2.0, 4.0, 48.2, 1.0, 5.0, 8, 1200.0)
@@ -168,6 +201,9 @@ def test_rule_names_each_threshold_crossed():
     ]
     missing = Figures(2.0, None, None, None, None, 0, None)
     assert strict.reasons(missing) == []  # a missing figure is no reason
+    slowed = Figures(2.0, 0.0, 0.7, 1.0, 2.5, 8, None, capacity_pct=65.3)  # another tenant's memory traffic
+    assert Rule().reasons(slowed) == ["machine at 65% of its usual capacity < 90%"]
+    assert Rule(min_capacity_pct=None).reasons(slowed) == []
     with pytest.raises(ValueError):
         Rule(max_attempts=0)
 
@@ -233,6 +269,7 @@ def test_ownership_finds_the_tree_the_marked_and_the_run_s_containers(tmp_path):
     own, groups = ownership.scan()
     assert own == {(7277, 130199): (7275, 70), (17601, 166284): (17600, 0)}
     assert set(groups) == {"/lxc.payload.kit7275x1a2b-lxc", f"/docker/{ours}"}
+    assert ownership.kernel == {(2, 24): 0}  # the kernel's thread creator: neither ours nor another's
     ownership.scan()
     assert sorted(asked) == [ours, theirs]  # each container is asked about once
 
