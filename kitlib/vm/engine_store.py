@@ -26,6 +26,9 @@ from kitlib.image import _build_lock
 ENGINE_START_S = 60
 LOAD_TIMEOUT_S = 900
 KEEP_STORES = 2
+#: room beyond the loaded image for what containers write (overlay upper layers, /data): the seed 003
+#: fio preset's 1 GiB test file needs 1.1 GiB; the file is sparse, so room costs nothing until used
+FREE_MIB = 4096
 
 
 def ensure_engine_store(client, tag: str, *, notify=print) -> Path:
@@ -33,12 +36,12 @@ def ensure_engine_store(client, tag: str, *, notify=print) -> Path:
 
     image = client.images.get(tag)
     folder = paths.cache_root() / "engine-stores"
-    store = folder / f"{image.id.split(':')[-1][:16]}.ext4"
+    store = folder / f"{image.id.split(':')[-1][:16]}-free{FREE_MIB}.ext4"
     with _build_lock():
         if not store.exists():
             notify(f"loading {tag} into a Docker data root for guests (once per image; a minute or two) …")
             folder.mkdir(parents=True, exist_ok=True)
-            size_mib = int((image.attrs.get("Size") or 0) * 2.5 / 2**20) + 1024
+            size_mib = int((image.attrs.get("Size") or 0) * 2.5 / 2**20) + FREE_MIB
             partial = store.with_suffix(".partial")
             partial.unlink(missing_ok=True)
             commands.checked(["truncate", "-s", f"{size_mib}M", str(partial)], timeout=60)
