@@ -22,7 +22,10 @@ Figures of one point (`Figures`), each over the interval the point's measurement
   Docker environment, the engine's daemons (dockerd, containerd, its shims, docker-proxy, runc):
   their work is the environment's cost. A process inside one of the run's cgroups is counted by the
   cgroup alone, also when the run started it (lxc-attach's child), and once reaped into the run's
-  tree its time is taken back out of the reaper's cutime (counted twice, LXC points read -85%).
+  tree its last reading is taken back out of the reaper's cutime. An LXC point's commands run through
+  lxc-attach, whose children's time reaches the kit's cutime through processes read too rarely to
+  subtract it: their own CPU read about twice the real (other processes at -90%), so an LXC point
+  records no `foreign_cpu_pct` (`LXC_FOREIGN_UNKNOWN`) and is judged on steal and capacity.
   Limits: a process of the run reaped by a foreign parent loses its time
   after its last sample, and a container of the run shorter than one sample interval is missed;
   both count as foreign. The two sides are read a moment apart and /proc/stat counts in ticks while a
@@ -67,6 +70,11 @@ ENGINE_COMMS = ("dockerd", "containerd", "containerd-shim", "docker-proxy", "run
 _CONTAINER_ID = re.compile(r"(?:^|[/-])([0-9a-f]{64})(?:\.scope)?$")
 TOOL = "/proc"
 #: the record columns of a point's figures (beside attempt, discarded_attempts and disturbed)
+#: why an LXC point records no share of other processes' CPU (missing, never a wrong number)
+LXC_FOREIGN_UNKNOWN = (
+    "an LXC point's commands run through lxc-attach: the container's cgroup counts them, and the kit's own "
+    "process counts them again once lxc-attach reaps them, so the run's own CPU cannot be told apart"
+)
 #: the kernel's thread creator: its children (kworkers, jbd2, ksoftirqd, kswapd) are the kernel's own threads
 KTHREADD = 2
 COLUMNS = ("steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "capacity_pct")

@@ -46,6 +46,7 @@ from kitlib.environments.docker import docker_client
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, Notice, ParseError
 from kitlib.experiments.base import RawResult, Workload
 from kitlib.image import DEFAULT_BASE, ensure_image
+from kitlib.interference import LXC_FOREIGN_UNKNOWN
 from kitlib.peer import make_peer
 from kitlib.planning import Plan
 from kitlib.ports import free_ports
@@ -316,6 +317,9 @@ def _attempt_unit(
             else:
                 raw = unit.workload.measure(env, peer, unit.point, seconds=seconds)
         figures = sampler.figures if sampler is not None else None
+        foreign_unknown = None
+        if figures is not None and environments.parse_label(unit.env).kind == "lxc":
+            figures, foreign_unknown = dataclasses.replace(figures, foreign_cpu_pct=None), LXC_FOREIGN_UNKNOWN
         if kind and figures is not None:
             figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, probes.after(kind)))
         disturbed = rule.reasons(figures)
@@ -351,6 +355,7 @@ def _attempt_unit(
         info["interference"] = {
             "figures": figures.as_dict() if figures else None,
             "sampler_error": sampler.error if sampler is not None else "not sampled: the system under test is remote",
+            "foreign_cpu_unknown": foreign_unknown,
             "rule": rule.model_dump(mode="json"),
             "disturbed": disturbed,
             "attempt": attempt,
