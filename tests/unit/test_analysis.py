@@ -84,10 +84,9 @@ def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
         assert "PXZ (MB/s)" in (tmp_path / "tables" / "table1.md").read_text()
     if name in ("figures", "claims"):
         for figure in (
-            "redis-fig8-9-throughput-latency-4a995c87670d",
-            "redis-fig8-9-throughput-latency-57b37b619ac5",  # the legacy host's qemu-tcg run: a file of its own
-            "latency-closer-look-fig2-quota-4a995c87670d",
-            "latency-closer-look-fig3-bridge-4a995c87670d",
+            "redis-fig8-9-throughput-latency-87a9f0b76d33",
+            "latency-closer-look-fig2-quota-87a9f0b76d33",
+            "latency-closer-look-fig3-bridge-87a9f0b76d33",
         ):
             assert (tmp_path / "figures" / f"{figure}.png").exists()
             assert (tmp_path / "figures" / f"{figure}.pdf").exists()
@@ -122,7 +121,7 @@ def test_claims_on_the_sample(sample_records):
     """No claim decided on fewer than 3 runs a side; none against its interval; evidence matches verdict."""
     verdicts = analysis.claims_table(sample_records).set_index("claim")
     tcg_host = sample_records.loc[sample_records["env"] == "qemu-tcg", "host"].iloc[0]
-    kvm = verdicts.loc["kvm_slower_redis"]
+    kvm = verdicts.loc[["kvm_slower_redis"]]
     assert "software emulation" in kvm.loc[kvm["host"] == tcg_host, "reason"].iloc[0]
     decided = verdicts[verdicts["status"].isin(["reproduced", "not reproduced"])]
     assert not decided.empty and (decided["n"] >= 3).all()

@@ -630,3 +630,17 @@ def test_summary_names_a_vm_guest_native_and_evidence_matches_the_verdict(tmp_pa
     summary = analysis.write_summary(verdicts, {}, tmp_path / "summary.md").read_text()
     line = next(s for s in summary.splitlines() if "PXZ" in s and "Docker" in s)
     assert "**reproduced**" in line and "lies inside the band" in line
+
+
+def test_an_environment_measured_again_in_another_run_is_not_pooled_with_the_interleaved_one():
+    """The sample's memory run interleaved Docker with native; Docker measured again in a second run (its
+    records copied under another run id) was never interleaved with native, so it is left out, named."""
+    from kitlib.store import load_records
+
+    rows = load_records("data/sample/memory/quick-864482e165")
+    rows = rows[(rows["metric"] == "gups") & (rows["variant"] == "System")]
+    alone = core.effect_between(rows, "docker-host-volume", "native")
+    again = rows[rows["env"] == "docker-host-volume"].assign(run_id="quick-0000000000", value=lambda d: d["value"] * 3)
+    both = core.effect_between(pd.concat([rows, again]), "docker-host-volume", "native")
+    assert (both.value, both.low, both.high, both.n) == (alone.value, alone.low, alone.high, alone.n)
+    assert "1 run(s) that measured only one of the two left out (quick-0000000000)" in both.how

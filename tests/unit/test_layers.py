@@ -71,6 +71,7 @@ LAYERS = {
     "kitlib.provenance": 3,
     "kitlib.cleanup": 3,
     "kitlib.estimate": 3,
+    "kitlib.capacity": 3,
     "kitlib.importers": 3,
     "kitlib.runner": 4,
     "kitlib.notebooks": 4,

@@ -15,7 +15,7 @@ from kitlib.paths import PROJECT_ROOT
 from kitlib.store import load_records
 
 SAMPLE = PROJECT_ROOT / "data" / "sample"
-RUN = SAMPLE / "net" / "quick-0ae3e5f511"
+RUN = SAMPLE / "net" / "quick-be0bc79c48"
 
 
 def _claims(capsys, *folders) -> tuple[pd.DataFrame, str]:
@@ -50,9 +50,9 @@ def test_the_same_run_and_unit_with_two_values_is_refused(tmp_path):
     copy = tmp_path / "copy" / "net" / RUN.name
     shutil.copytree(RUN, copy)
     text = (copy / "records.csv").read_text().splitlines()
-    text[1] = text[1].replace(",16.4170534,", ",99.0,")
+    text[1] = text[1].replace(",11.7590573,", ",99.0,")
     (copy / "records.csv").write_text("\n".join(text) + "\n")
-    with pytest.raises(RecordError, match=r"16.4170534.*99.0.*cannot hold two values"):
+    with pytest.raises(RecordError, match=r"11.7590573.*99.0.*cannot hold two values"):
         load_records(SAMPLE, tmp_path / "copy")
 
 

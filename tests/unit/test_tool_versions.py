@@ -15,7 +15,7 @@ from kitlib import analysis, claims, experiments, provenance, tool_versions
 from kitlib.paths import PROJECT_ROOT
 from kitlib.store import load_records
 
-BLOCK = PROJECT_ROOT / "data" / "sample" / "block" / "quick-dd843d62c3"
+BLOCK = PROJECT_ROOT / "data" / "sample" / "block" / "quick-6c68d205b5"
 UPGRADED = "quick-fio335"
 
 
@@ -25,7 +25,7 @@ def two_fio_versions(tmp_path_factory) -> pd.DataFrame:
     root = tmp_path_factory.mktemp("results")
     again = root / "block" / UPGRADED
     shutil.copytree(BLOCK, again)
-    text = (again / "records.csv").read_text().replace(BLOCK.name, UPGRADED)
+    text = (again / "records.csv").read_text().replace(BLOCK.name, UPGRADED).replace("fio 3.33-3", "fio 3.35-1")
     (again / "records.csv").write_text(text)
     document = json.loads((again / "provenance.json").read_text())
     for versions in document["sessions"][-1]["tool_versions"].values():
