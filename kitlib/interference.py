@@ -20,12 +20,10 @@ Figures of one point (`Figures`), each over the interval the point's measurement
   of the run's containers (Docker containers labelled with this process, LXC containers named after
   the run; a cgroup keeps counting processes that exited), and, while a point runs in a local
   Docker environment, the engine's daemons (dockerd, containerd, its shims, docker-proxy, runc):
-  their work is the environment's cost. A process inside one of the run's cgroups is counted by the
-  cgroup alone, also when the run started it (lxc-attach's child), and once reaped into the run's
-  tree its last reading is taken back out of the reaper's cutime. An LXC point's commands run through
-  lxc-attach, whose children's time reaches the kit's cutime through processes read too rarely to
-  subtract it: their own CPU read about twice the real (other processes at -90%), so an LXC point
-  records no `foreign_cpu_pct` (`LXC_FOREIGN_UNKNOWN`) and is judged on steal and capacity.
+  their work is the environment's cost. An LXC point's commands run through lxc-attach, whose children
+  count in the container's cgroup and again, once reaped, in the kit's own cutime: their own CPU read
+  about twice the real (other processes at -90%), so an LXC point records no `foreign_cpu_pct`
+  (`LXC_FOREIGN_UNKNOWN`) and is judged on steal and capacity.
   Limits: a process of the run reaped by a foreign parent loses its time
   after its last sample, and a container of the run shorter than one sample interval is missed;
   both count as foreign. The two sides are read a moment apart and /proc/stat counts in ticks while a
@@ -290,8 +288,6 @@ class Ownership:
     _containers: dict[str, bool] = field(default_factory=dict, repr=False)
     #: (pid, starttime) -> CPU ticks of the kernel's own threads at the last scan (kthreadd's children)
     kernel: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
-    #: (pid, starttime) -> (ppid, ticks) of processes counted by one of the run's cgroups, at the last scan
-    members: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict, repr=False)
 
     def scan(self) -> tuple[dict[tuple[int, int], tuple[int, int]], dict[str, float]]:
         """((pid, starttime) -> (ppid, ticks) of the run's own processes, cgroup path -> seconds of its cgroups)."""
@@ -310,12 +306,9 @@ class Ownership:
         self.kernel = {
             (pid, st.starttime): st.utime + st.stime for pid, st in stats.items() if KTHREADD in (pid, st.ppid)
         }
-        self.members = {}
         for pid, st in stats.items():
             key = (pid, st.starttime)
-            kind = self._classify(key, st)
-            if kind is None or not kind.startswith("cgroup:"):  # a cgroup's process is the cgroup's, even
-                kind = "tree" if pid in tree else kind  # when the run started it (lxc-attach's child)
+            kind = "tree" if pid in tree else self._classify(key, st)
             if kind in ("tree", "marked"):
                 own[key] = (st.ppid, st.ticks)
             elif kind == "engine":
@@ -323,7 +316,6 @@ class Ownership:
                 # already counted by their cgroups
                 own[key] = (st.ppid, st.utime + st.stime)
             elif kind is not None and kind.startswith("cgroup:"):
-                self.members[key] = (st.ppid, st.ticks)
                 path = kind[len("cgroup:") :]
                 if path not in groups:
                     seconds = cgroup_seconds(path, self.cgroup_root)
@@ -424,17 +416,9 @@ class OwnLedger:
     last: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     groups_first: dict[str, float] = field(default_factory=dict)
     groups_last: dict[str, float] = field(default_factory=dict)
-    #: processes counted by a cgroup: (ppid, ticks) at their last reading
-    members_last: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
     _started: bool = False
 
-    def add(
-        self,
-        own: dict[tuple[int, int], tuple[int, int]],
-        groups: dict[str, float],
-        members: dict[tuple[int, int], tuple[int, int]] | None = None,
-    ) -> None:
-        self.members_last.update(members or {})
+    def add(self, own: dict[tuple[int, int], tuple[int, int]], groups: dict[str, float]) -> None:
         for key, (ppid, ticks) in own.items():
             self.first.setdefault(key, ticks if not self._started else 0)
             self.last[key] = (ppid, ticks)
@@ -456,11 +440,6 @@ class OwnLedger:
                 # reaped by a process of the run, or by one that a process of the run reaped in turn: its
                 # whole time is in the cutime of the nearest one still alive
                 ticks -= start
-        for key, (ppid, value) in self.members_last.items():
-            # a cgroup's process reaped by one of the run's (lxc-attach's child): its whole time reached
-            # that process's cutime, and the cgroup counts it already
-            if key not in final and key[0] not in alive and _reaped_into(ppid, alive, parents):
-                ticks -= value
         cgroups = sum(self.groups_last[p] - self.groups_first[p] for p in self.groups_last)
         return ticks / clk_tck + cgroups
 
@@ -612,7 +591,7 @@ class PointSampler:
 
     def __enter__(self) -> PointSampler:
         try:
-            self._ledger.add(*self.ownership.scan(), self.ownership.members)
+            self._ledger.add(*self.ownership.scan())
             self._kernel_before = dict(self.ownership.kernel)
             self._before = read_proc_stat()
         except (OSError, ParseError) as exc:  # the point is measured all the same; its figures are missing
@@ -639,7 +618,7 @@ class PointSampler:
                 if mhz is not None:
                     self._mhz.append(mhz)
                 if scanned is not None:
-                    self._ledger.add(*scanned, self.ownership.members)
+                    self._ledger.add(*scanned)
 
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
@@ -651,7 +630,7 @@ class PointSampler:
             wall = time.monotonic() - self._started
             final = self.ownership.scan()
             with self._lock:
-                self._ledger.add(*final, self.ownership.members)
+                self._ledger.add(*final)
                 own = self._ledger.seconds(final[0], os.sysconf("SC_CLK_TCK"))
                 self.figures = figures(
                     self._before,

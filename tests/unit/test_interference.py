@@ -170,20 +170,6 @@ def test_ledger_counts_a_reaped_child_once_and_an_orphan_by_its_last_reading():
     assert seconds == pytest.approx((75 - 40 - 0 + 2) / 100 + 1.5)
 
 
-def test_a_containers_process_reaped_by_the_run_is_counted_once():
-    """LXC: the kit runs lxc-attach (its child), whose child runs inside the container's cgroup. Reaped,
-    that process's time reaches lxc-attach's and then the kit's cutime, while the cgroup counted it
-    already; counted twice, an LXC point's own CPU exceeded the machine's (other processes read -85%)."""
-    ledger = OwnLedger()
-    kit, attach, inside = (10, 1), (11, 2), (12, 3)
-    ledger.add({kit: (1, 100)}, {"/lxc.payload.kit10-lxc": 0.0}, {})
-    ledger.add({kit: (1, 100), attach: (10, 2)}, {"/lxc.payload.kit10-lxc": 0.5}, {inside: (11, 50)})
-    final = {kit: (1, 100 + 5 + 50)}  # lxc-attach (5 ticks) reaped, with the 50 of its child in its cutime
-    ledger.add(final, {"/lxc.payload.kit10-lxc": 0.5}, {})
-    # the kit's +55, minus the child's 50 (the cgroup's), plus the cgroup's 0.5 s
-    assert ledger.seconds(final, clk_tck=100) == pytest.approx(0.05 + 0.5)
-
-
 def test_rule_names_each_threshold_crossed():
     quiet = Figures(2.0, 0.1, 3.0, 1.0, 2.5, 8, None)
     busy = Figures(2.0, 4.0, 48.2, 1.0, 5.0, 8, 1200.0)
