@@ -23,6 +23,8 @@ import pytest
 
 from kitlib import analysis, paths, tour
 
+from ..another_machine import copy_as_another_machine
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 pytestmark = pytest.mark.slow
@@ -96,6 +98,8 @@ def _lab(tmp_path, root: Path):
     news.mkdir(parents=True)
     (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
     shutil.copytree(paths.PROJECT_ROOT / "data" / "sample", results)
+    redis = next((results / "redis").glob("quick-*/"))  # a second machine's run, for a panel per host
+    copy_as_another_machine(redis, redis.with_name(redis.name + "-other"))
     port, token = _free_port(), secrets.token_hex(16)
     env = {
         **os.environ,

@@ -8,6 +8,7 @@ import pytest
 from kitlib import analysis, paths
 from kitlib.notebooks import execute
 
+from ..another_machine import copy_as_another_machine
 from ..notebook_tables import verdict_groups
 
 NOTEBOOK = paths.notebooks_root() / "analysis" / "claims.ipynb"
@@ -15,8 +16,12 @@ NOTEBOOK = paths.notebooks_root() / "analysis" / "claims.ipynb"
 
 @pytest.mark.slow
 def test_claims_notebook_with_results_dirs_as_papermill_p_passes_it(tmp_path):
+    # the sample and a run of a second machine: more verdicts (claim × host) than pandas shows by itself
+    other = tmp_path / "other"
+    copy_as_another_machine(paths.PROJECT_ROOT / "data" / "sample" / "net" / "quick-be0bc79c48", other / "net" / "q")
     parameters = {
-        "results_dirs": '["data/sample"]',  # what `-p results_dirs '["data/sample"]'` hands the notebook
+        # what `-p results_dirs '["data/sample", "…/other"]'` hands the notebook
+        "results_dirs": f'["data/sample", "{other}"]',
         "interactive": "False",
         "figures_dir": str(tmp_path / "figures"),
         "tables_dir": str(tmp_path / "tables"),
@@ -24,7 +29,7 @@ def test_claims_notebook_with_results_dirs_as_papermill_p_passes_it(tmp_path):
     }
     out = execute(NOTEBOOK, tmp_path / "claims.ipynb", parameters)
     shown = verdict_groups(out)
-    verdicts = analysis.claims_table(analysis.load(["data/sample"]))
+    verdicts = analysis.claims_table(analysis.load(["data/sample", other]))
     expected = analysis.by_verdict(verdicts)
     assert list(shown) == list(expected) and len(expected) >= 3
     assert sum(len(rows) for rows in shown.values()) == len(verdicts) > 60  # pandas alone shows 10 of >60

@@ -5,7 +5,6 @@ run bookkeeping never splits the explorer's groups."""
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 
@@ -18,12 +17,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from kitlib import analysis, experiments, explorer, figures, hostid, paths, tables  # noqa: E402
+from kitlib import analysis, experiments, explorer, figures, paths, tables  # noqa: E402
 from kitlib.figures import hosts  # noqa: E402
+
+from ..another_machine import OTHER_CPU, copy_as_another_machine  # noqa: E402
 
 RUN = "net/quick-be0bc79c48"  # the main host's network run (its docker-nat-volume TCP round trip: 81.57 µs)
 MAIN_HOST = "87a9f0b76d33"
-OTHER_CPU = "Intel Xeon Gold 6230"
 
 
 @pytest.fixture(scope="module")
@@ -31,21 +31,8 @@ def two_hosts(tmp_path_factory):
     """data/sample plus RUN copied as a run of another, bare-metal machine with doubled values."""
     root = tmp_path_factory.mktemp("two-hosts") / "sample"
     shutil.copytree(paths.PROJECT_ROOT / "data" / "sample", root)
-    copy = root / "net" / "quick-be0bc79c48-other"
-    shutil.copytree(root / RUN, copy)
-    provenance = json.loads((copy / "provenance.json").read_text())
-    for session in provenance["sessions"]:
-        session["host"]["cpu"]["model"] = OTHER_CPU
-        session["host"]["cpu"]["virtualization_flags"] = []
-        session["host"]["os"]["hostname"] = "other"
-    (copy / "provenance.json").write_text(json.dumps(provenance))
-    records = pd.read_csv(copy / "records.csv")
-    records["value"] = records["value"] * 2
-    # what that machine's kit would have written: its own id, and a run id of its own (the plan hashes it)
-    records["host"] = hostid.host_id(provenance["sessions"][-1]["host"])
-    records["run_id"] = copy.name
-    records.to_csv(copy / "records.csv", index=False)
-    return analysis.load([root]), hostid.host_id(provenance["sessions"][-1]["host"])
+    other = copy_as_another_machine(root / RUN, root / "net" / "quick-be0bc79c48-other")
+    return analysis.load([root]), other
 
 
 def _host_ids(text: str, known: set[str]) -> set[str]:
