@@ -42,6 +42,8 @@ LINPACK_N = 1500
 LINPACK_TRIALS = 3
 STREAM_NTIMES = 5
 FALLBACK_LLC = 32 * 2**20
+#: build folders this process could not fill (no compiler, OpenMP or OpenBLAS)
+_UNBUILDABLE: set[Path] = set()
 
 
 def stream_elements(llc_bytes: int | None = None) -> int:
@@ -63,7 +65,7 @@ def host_program(name: str) -> Path | None:
     folder = _build_dir()
     if (folder / name).exists():
         return folder / name
-    if shutil.which("cc") is None:
+    if shutil.which("cc") is None or folder in _UNBUILDABLE:
         return None
     src = Path(__file__).resolve().parent / "image" / "src"
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -79,6 +81,8 @@ def host_program(name: str) -> Path | None:
         pass
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if not (folder / name).exists():
+        _UNBUILDABLE.add(folder)  # tried once in this process: no build before every point
     return folder / name if (folder / name).exists() else None
 
 

@@ -38,3 +38,20 @@ def test_a_share_needs_both_probes_and_a_usual_figure():
     assert probes.usual(capacity.MEMORY) == 40.0
     assert probes.share_pct(capacity.MEMORY, 10.0, 12.0) == 25.0
     assert probes.share_pct(capacity.MEMORY, None, 12.0) is None
+
+
+def test_a_host_that_cannot_build_the_probe_tries_once(tmp_path, monkeypatch):
+    """No OpenBLAS, say: the probe is missing, and the build is not tried again before every point."""
+    import os
+
+    stand_ins = tmp_path / "bin"
+    stand_ins.mkdir()
+    calls = tmp_path / "calls"
+    (stand_ins / "cc").write_text(f"#!/bin/sh\necho called >> {calls}\nexit 1\n")
+    (stand_ins / "cc").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stand_ins}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("KIT_CACHE", str(tmp_path / "cache"))
+    assert capacity.host_program("kit-stream") is None
+    assert capacity.host_program("kit-linpack") is None
+    assert capacity.run_probe(capacity.MEMORY, [0]) is None
+    assert calls.read_text().splitlines() == ["called"]
