@@ -11,6 +11,8 @@ from pathlib import Path
 
 SYSFS_CPUS = Path("/sys/devices/system/cpu")
 _UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3}
+#: the last-level cache assumed where sysfs reports none (a common server's)
+FALLBACK_LLC = 32 * 1024**2
 
 
 def size_bytes(text: str) -> int | None:

@@ -17,6 +17,7 @@ compiler or OpenBLAS has no probe: the figure is missing, never a reason.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from kitlib import caches, paths
 from kitlib.errors import ParseError
+from kitlib.experiments.programs import SOURCES
 from kitlib.parsers import kit_linpack, kit_stream
 
 #: probe kinds: the program, its arguments and the figure read from it
@@ -41,7 +43,6 @@ PROBE_TIMEOUT_S = 60.0
 LINPACK_N = 1500
 LINPACK_TRIALS = 3
 STREAM_NTIMES = 5
-FALLBACK_LLC = 32 * 2**20
 #: build folders this process could not fill (no compiler, OpenMP or OpenBLAS)
 _UNBUILDABLE: set[Path] = set()
 
@@ -49,14 +50,17 @@ _UNBUILDABLE: set[Path] = set()
 def stream_elements(llc_bytes: int | None = None) -> int:
     """Elements per array: the three arrays together at least twice the last-level cache, so the probe
     measures memory, not cache."""
-    llc = llc_bytes or caches.last_level_total() or FALLBACK_LLC
+    llc = llc_bytes or caches.last_level_total() or caches.FALLBACK_LLC
     return max(2_000_000, (2 * llc) // (3 * 8) + 1)
 
 
+@functools.cache
+def _sources_digest() -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(SOURCES.iterdir()))).hexdigest()[:16]
+
+
 def _build_dir() -> Path:
-    src = Path(__file__).resolve().parent / "image" / "src"
-    digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(src.iterdir()))).hexdigest()[:16]
-    return paths.cache_root() / "host-programs" / digest
+    return paths.cache_root() / "host-programs" / _sources_digest()
 
 
 def host_program(name: str) -> Path | None:
@@ -67,11 +71,12 @@ def host_program(name: str) -> Path | None:
         return folder / name
     if shutil.which("cc") is None or folder in _UNBUILDABLE:
         return None
-    src = Path(__file__).resolve().parent / "image" / "src"
     folder.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
     try:
-        built = subprocess.run(["sh", str(src / "build.sh"), str(scratch)], capture_output=True, text=True, timeout=300)
+        built = subprocess.run(
+            ["sh", str(SOURCES / "build.sh"), str(scratch)], capture_output=True, text=True, timeout=300
+        )
         if built.returncode == 0:
             try:
                 os.rename(scratch, folder)  # atomic: a concurrent run finds all programs or none

@@ -30,8 +30,6 @@ from kitlib.experiments.base import Experiment, RawResult, Workload
 from kitlib.peer import Peer
 from kitlib.schema import FigureSpec, Schema, WorkloadSchema
 
-#: the last-level cache assumed where sysfs describes none (recorded as such in the basis)
-FALLBACK_LLC = 32 * 1024**2
 #: share of this host's memory the arrays (or the table) may take
 MEMORY_SHARE = 0.6
 
@@ -73,7 +71,7 @@ def settle(params: MemoryParams, environments: Sequence[str]) -> MemoryParams:
     environment of the run; refused when they would not fit in memory."""
     llc = caches.last_level_total()
     basis = f"last-level cache {llc / 2**20:g} MiB (sysfs, all instances)" if llc else "no cache in sysfs"
-    llc = llc or FALLBACK_LLC
+    llc = llc or caches.FALLBACK_LLC
     update: dict[str, Any] = {}
     if params.stream_elements is None:
         update["stream_elements"] = int(math.ceil(params.llc_multiple * llc / 8))
@@ -169,7 +167,7 @@ class StreamWorkload(_MemoryProgram):
 
     def sizes(self) -> dict[str, Any]:
         p = self.params
-        llc = caches.last_level_total() or FALLBACK_LLC
+        llc = caches.last_level_total() or caches.FALLBACK_LLC
         return {
             "elements": p.stream_elements,
             "array_bytes": 8 * p.stream_elements,
