@@ -172,7 +172,7 @@ def estimate(plan, units: Iterable, *, history_root: Path | None = None, calibra
     result = Estimate()
     for unit in units:
         spec = parse_label(unit.env)
-        slow = EMULATION_SLOWDOWN if is_emulated(unit.env) and not unit.workload.time_bound else 1.0
+        slow = slowdown(unit.workload, unit.env)
         seen = history.get((unit.workload.name, spec.kind, json.dumps(unit.point, sort_keys=True)))
         modelled = unit.workload.estimate_seconds(unit.point, speed)
         if seen and modelled is None:
@@ -190,6 +190,11 @@ def estimate(plan, units: Iterable, *, history_root: Path | None = None, calibra
     return result
 
 
+def slowdown(workload, label: str) -> float:
+    """How much longer a point of `workload` takes in environment `label` than on the host's CPU."""
+    return EMULATION_SLOWDOWN if is_emulated(label) and not workload.time_bound else 1.0
+
+
 def refuse_overlong(experiment: str, workloads: Sequence, environments: Sequence[str]) -> None:
     """PlanError for a point whose modelled time exceeds what its command is allowed, naming the
     parameter that sets its size; checked when the plan is made, before anything starts."""
@@ -205,7 +210,7 @@ def refuse_overlong(experiment: str, workloads: Sequence, environments: Sequence
             for label in environments:
                 if not workload.applies_to(label):
                     continue
-                need = seconds * (EMULATION_SLOWDOWN if is_emulated(label) and not workload.time_bound else 1.0)
+                need = seconds * slowdown(workload, label)
                 if need > workload.command_timeout:
                     raise PlanError(
                         f"{experiment}: a {workload.name} point in {label} would take about {minutes(need)} on this "

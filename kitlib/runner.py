@@ -46,7 +46,6 @@ from kitlib.environments.docker import docker_client
 from kitlib.errors import CommandFailed, EnvironmentUnavailable, KitError, Notice, ParseError
 from kitlib.experiments.base import RawResult, Workload
 from kitlib.image import DEFAULT_BASE, ensure_image
-from kitlib.interference import LXC_FOREIGN_UNKNOWN
 from kitlib.peer import make_peer
 from kitlib.planning import Plan
 from kitlib.ports import free_ports
@@ -319,7 +318,10 @@ def _attempt_unit(
         figures = sampler.figures if sampler is not None else None
         foreign_unknown = None
         if figures is not None and environments.parse_label(unit.env).kind == "lxc":
-            figures, foreign_unknown = dataclasses.replace(figures, foreign_cpu_pct=None), LXC_FOREIGN_UNKNOWN
+            figures, foreign_unknown = (
+                dataclasses.replace(figures, foreign_cpu_pct=None),
+                interference.LXC_FOREIGN_UNKNOWN,
+            )
         if kind and figures is not None:
             figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, probes.after(kind)))
         disturbed = rule.reasons(figures)
