@@ -94,6 +94,10 @@ def process_leftovers(counted) -> list[str]:
     return found
 
 
+#: the kit processes the running test started, stopped after it if it failed before they ended
+_STARTED: list[subprocess.Popen] = []
+
+
 def start_kit(args: list[str], env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
     """`kit ARGS` as a child with SIGINT, SIGTERM and SIGHUP at their defaults, whatever this test
     process inherited (a background job of a non-interactive shell ignores SIGINT), so the signals a
@@ -102,7 +106,7 @@ def start_kit(args: list[str], env: dict[str, str] | None = None, **kwargs) -> s
 
     from kitlib.signals import default_dispositions
 
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "kitlib.cli", *args],
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
@@ -112,6 +116,25 @@ def start_kit(args: list[str], env: dict[str, str] | None = None, **kwargs) -> s
         preexec_fn=default_dispositions,
         **kwargs,
     )
+    _STARTED.append(proc)
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def _no_kit_run_outlives_its_test():
+    """A test that fails half-way leaves no run of the kit behind: SIGTERM, the kit's own clean-up
+    (bounded), then SIGKILL."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is not None:
+            continue
+        proc.terminate()
+        try:
+            proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate(timeout=30)
 
 
 def wait_for(condition, timeout: float, proc: subprocess.Popen | None = None, what: str = "condition") -> None:

@@ -24,15 +24,27 @@ from ..conftest import leftovers, start_kit, wait_for
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
 
-def _redis_args(envs: list[str], clients: str, requests: int, order: str = "interleaved") -> list[str]:
+def _redis_args(
+    envs: list[str], clients: str, requests: int | None = None, order: str = "interleaved", seconds: float = 2.0
+) -> list[str]:
+    """A Redis run of fixed `requests` per phase, or of `seconds` per phase (as long on any machine)."""
     args = ["run", "redis", "--no-notebook", "--repetitions", "1", "--order", order]
     for env in envs:
         args += ["--env", env]
-    return args + ["-p", "clients", clients, "-p", "requests", str(requests)]
+    length = ["-p", "requests", str(requests)] if requests else ["-p", "seconds", str(seconds)]
+    return args + ["-p", "clients", clients, *length]
 
 
-def _run_dir(results: Path, envs: list[str], clients: list[int], requests: int, order: str = "interleaved") -> Path:
-    plan = kitlib.plan("redis", environments=envs, repetitions=1, clients=clients, requests=requests, order=order)
+def _run_dir(
+    results: Path,
+    envs: list[str],
+    clients: list[int],
+    requests: int | None = None,
+    order: str = "interleaved",
+    seconds: float | None = None,
+) -> Path:
+    length = {"requests": requests} if requests else {"seconds": seconds}
+    plan = kitlib.plan("redis", environments=envs, repetitions=1, clients=clients, order=order, **length)
     return results / "redis" / plan.run_id
 
 
@@ -91,9 +103,10 @@ def test_a_killed_load_generator_and_a_killed_server_fail_their_points_and_the_r
     docker_client, root_netns, bench_image, isolated_dirs
 ):
     results = isolated_dirs[0]
-    # blocked order: both Docker points come first, in the order listed, whatever the machine
-    envs, requests = ["docker-host-volume", "native"], 100_000
-    proc = start_kit(_redis_args(envs, "[1, 2]", requests, "blocked"), {"KIT_RESULTS": str(results)})
+    # blocked order: both Docker points come first, in the order listed, whatever the machine; each
+    # phase lasts `seconds` however fast the machine, so the second point is caught in flight
+    envs, seconds = ["docker-host-volume", "native"], 6.0
+    proc = start_kit(_redis_args(envs, "[1, 2]", order="blocked", seconds=seconds), {"KIT_RESULTS": str(results)})
 
     def generator_of(clients: int) -> list[int]:
         return [
@@ -118,7 +131,7 @@ def test_a_killed_load_generator_and_a_killed_server_fail_their_points_and_the_r
     output, _ = proc.communicate(timeout=400)
     assert proc.returncode == 1, output
     assert "2 failed points" in output, output
-    run_dir = _run_dir(results, envs, [1, 2], requests, "blocked")
+    run_dir = _run_dir(results, envs, [1, 2], order="blocked", seconds=seconds)
     failures = pd.read_csv(run_dir / "failures.csv")
     assert set(failures["env"]) == {"docker-host-volume"} and len(failures) == 2
     reasons = " ".join(failures["reason"])
@@ -134,9 +147,9 @@ def test_a_killed_load_generator_and_a_killed_server_fail_their_points_and_the_r
 @pytest.mark.timeout(600)
 def test_kill_9_then_rerun_measures_only_the_missing_points(docker_client, root_netns, isolated_dirs):
     results = isolated_dirs[0]
-    clients, requests = [1, 2, 4], 150_000
-    args = _redis_args(["native"], json.dumps(clients), requests)
-    run_dir = _run_dir(results, ["native"], clients, requests)
+    clients, seconds = [1, 2, 4], 3.0  # a point lasts two phases of `seconds` on any machine
+    args = _redis_args(["native"], json.dumps(clients), seconds=seconds)
+    run_dir = _run_dir(results, ["native"], clients, seconds=seconds)
     proc = start_kit(args, {"KIT_RESULTS": str(results)})
 
     def done_units() -> list[Path]:
