@@ -9,7 +9,7 @@ drifting +18% to +33% over a run, blocked (a blocked comparison is decided only 
 test clears its run: no trend found and none over 5% within its interval; at these sizes it never
 can) and interleaved (the repetition as a block: A/A "different" in about 5%, and at least the power
 of Welch's test where the drift test finds a trend). Last, repetitions added until decided
-(`kitlib.sequential`): an A/A "higher" claim looked at after every run from 3 to 8, each look at 95%
+(`kitlib.core.sequential`): an A/A "higher" claim looked at after every run from 3 to 8, each look at 95%
 (the naive rule) against each at the looks' level α/K, and an "about equal" claim at CV 2%. Run:
     PYTHONPATH=$PWD python benchmarks/calibration.py
 """
@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from kitlib import sequential
-from kitlib.claims import core
-from kitlib.claims.core import NOT_REPRODUCED, REPRODUCED, about_equal, at_least_higher, band_status
-from kitlib.stats import paired_log_intervals, welch_log_intervals
+from kitlib.analyse.claims import core
+from kitlib.analyse.claims.core import NOT_REPRODUCED, REPRODUCED, about_equal, at_least_higher, band_status
+from kitlib.core import sequential
+from kitlib.core.stats import paired_log_intervals, welch_log_intervals
 
 SEED = 20140721
 DRAWS = 20000

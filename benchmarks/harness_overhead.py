@@ -27,12 +27,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from kitlib import cpus, naming, paths
-from kitlib.experiments.block import JOBS, PERCENTILES
-from kitlib.experiments.redis import fill_script
-from kitlib.parsers import fio as fio_parser
-from kitlib.parsers import redis_benchmark, sockperf
-from kitlib.peer import NamespacePeer
+from kitlib.core import naming, paths
+from kitlib.measure import cpus
+from kitlib.measure.experiments.block import JOBS, PERCENTILES
+from kitlib.measure.experiments.redis import fill_script
+from kitlib.measure.parsers import fio as fio_parser
+from kitlib.measure.parsers import redis_benchmark, sockperf
+from kitlib.measure.peer import NamespacePeer
 
 ROOT = Path(__file__).resolve().parent.parent
 #: (tool, metric as reported, kind) compared for each tool; kind says which way is better

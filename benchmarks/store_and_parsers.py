@@ -11,9 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from kitlib import parsers
-from kitlib.records import Measurement, place
-from kitlib.store import RunStore, unit_key
+from kitlib.core.records import Measurement, place
+from kitlib.measure import parsers
+from kitlib.measure.store import RunStore, unit_key
 
 SAMPLE = Path(__file__).resolve().parent.parent / "tests" / "data" / "redis-benchmark" / "set-c8-p10.csv"
 

@@ -20,10 +20,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from kitlib import caches
-from kitlib.experiments import hpcc_run
-from kitlib.experiments.programs import SOURCES
-from kitlib.parsers import hpcc, kit_stream
+from kitlib.core import caches
+from kitlib.measure.experiments import hpcc_run
+from kitlib.measure.experiments.programs import SOURCES
+from kitlib.measure.parsers import hpcc, kit_stream
 
 KERNELS = ("Copy", "Scale", "Add", "Triad")
 

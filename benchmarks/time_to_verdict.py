@@ -18,7 +18,7 @@ costs.
    run stops.
 4. `--real` (root, about a minute an experiment): `kit run EXPERIMENT --env native --env native+replica
    --profile quick --no-notebook` in a fresh results folder, then the replica ÷ original intervals of
-   every configuration (`kitlib.replicas.aa_table`): how many exclude 1 (about 5% expected), how many
+   every configuration (`kitlib.analyse.replicas.aa_table`): how many exclude 1 (about 5% expected), how many
    the kit's equality band decides "different" (none may be), and decisions per hour of the run.
 
 Run from the project root:
@@ -41,10 +41,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kitlib import analysis, replicas, sequential, timing
-from kitlib.claims import CLAIMS, core
-from kitlib.paths import PROJECT_ROOT
-from kitlib.store import load_records
+from kitlib.analyse import analysis, replicas
+from kitlib.analyse.claims import CLAIMS, core
+from kitlib.core import sequential, timing
+from kitlib.core.paths import PROJECT_ROOT
+from kitlib.results import load_records
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration import SEED, draws  # noqa: E402  (the sibling benchmark's lognormal draws)

@@ -3,7 +3,7 @@
 The public API is small: plan an experiment, run it, load the records, analyse them.
 """
 
-__version__ = "0.1.0"
+from kitlib.core import VERSION as __version__
 
 __all__ = ["__version__", "load_records", "notebook_plan", "plan", "run"]
 
@@ -12,10 +12,10 @@ def plan(experiment: str, plan_file=None, **kwargs):
     """Validate an experiment's parameters and return its Plan (nothing is started). With `plan_file`
     (a plan.json `kit run` wrote) that plan is taken as it is and the other parameters are not used."""
     if plan_file is not None:
-        from kitlib.plan_file import load_plan
+        from kitlib.measure.plan_file import load_plan
 
         return load_plan(plan_file, experiment)
-    from kitlib import experiments
+    from kitlib.measure import experiments
 
     return experiments.get(experiment).plan(**kwargs)
 
@@ -38,6 +38,6 @@ def run(plan, budget=None, **kwargs):
 
 
 def load_records(*roots, experiment=None):
-    from kitlib.store import load_records as _load
+    from kitlib.results import load_records as _load
 
     return _load(*roots, experiment=experiment)

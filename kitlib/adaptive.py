@@ -1,7 +1,7 @@
 """`--until-decided`: after a run's first repetitions, one more repetition at a time of what undecided
 claims need, the most promising first, until every claim that can be decided is, or the budget is spent.
 
-After each repetition the run's claims are looked at (`kitlib.sequential` keeps their intervals valid
+After each repetition the run's claims are looked at (`kitlib.core.sequential` keeps their intervals valid
 over these looks). An inconclusive claim is a candidate when its evidence names the runs a side that
 would likely decide it (80% power at the looks' level) and that number, at the hopeful end of the
 spread its runs allow (`sequential.out_of_reach`), is within the run's `max_repetitions`; a claim
@@ -22,12 +22,14 @@ from typing import Any
 
 import pandas as pd
 
-from kitlib import claims, sequential
-from kitlib.claims.core import INCONCLUSIVE
-from kitlib.parameters import as_seconds
-from kitlib.planning import Plan
-from kitlib.runner import RunResult, run_plan
-from kitlib.store import RunStore, load_records
+from kitlib.analyse import claims
+from kitlib.analyse.claims.core import INCONCLUSIVE
+from kitlib.core import sequential
+from kitlib.core.parameters import as_seconds
+from kitlib.measure.planning import Plan
+from kitlib.measure.runner import RunResult, run_plan
+from kitlib.measure.store import RunStore
+from kitlib.results import load_records
 
 #: seconds an environment's start and stop add to a repetition, beyond its points (a container, a
 #: namespace path; a VM's boot is measured in its own points' harness time, not here)
@@ -65,7 +67,7 @@ def repetitions_of(plan: Plan, store: RunStore) -> int:
 
 
 def verdicts_of(plan: Plan, records: pd.DataFrame) -> pd.DataFrame:
-    """The run's claims on its own records (one host; `store.load_records` gives them their order)."""
+    """The run's claims on its own records (one host; `results.load_records` gives them their order)."""
     return claims.evaluate_all(records, experiment=plan.experiment) if len(records) else pd.DataFrame()
 
 
@@ -114,7 +116,7 @@ def repetition_seconds(
 def choose(runs: list[tuple[Plan, Path]], budget_left_s: float) -> tuple[Choice | None, list[str]]:
     """The repetition expected to decide most per minute within the budget, and notes on what cannot
     be decided within the runs' limits."""
-    from kitlib import experiments
+    from kitlib.measure import experiments
 
     best: Choice | None = None
     notes: list[str] = []
@@ -197,7 +199,7 @@ def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
     (under `results`), its intervals taken at the level the plan's looks keep, with the runs a side that
     would likely decide it and the minutes that many repetitions of its environments would take. Returns
     the table and where the noise was read from ('' when there is no earlier run here)."""
-    from kitlib import experiments
+    from kitlib.measure import experiments
 
     folder = results / plan.experiment
     records = load_records(folder) if folder.is_dir() and any(folder.glob("*/records.csv")) else pd.DataFrame()

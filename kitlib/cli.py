@@ -9,31 +9,21 @@ import time
 import warnings
 from pathlib import Path
 
-from kitlib import (
-    adaptive,
-    against,
-    estimate,
-    experiments,
-    hostcheck,
-    importers,
-    inventory,
-    parsers,
-    paths,
-    preflight,
-    signals,
-    stability,
-    tour,
-)
-from kitlib.cleanup import clean_leftovers
-from kitlib.environments import availability
-from kitlib.errors import KitError, Notice, PlanError
-from kitlib.image import DEFAULT_BASE
+from kitlib import adaptive
+from kitlib.analyse import against, stability, tour
+from kitlib.core import paths, signals
+from kitlib.core.errors import KitError, Notice, PlanError
+from kitlib.core.parameters import as_seconds, parse_value
+from kitlib.measure import estimate, experiments, hostcheck, importers, inventory, parsers, preflight
+from kitlib.measure.cleanup import clean_leftovers
+from kitlib.measure.environments import availability
+from kitlib.measure.image import DEFAULT_BASE
+from kitlib.measure.runner import plan_units, run_plan
+from kitlib.measure.store import RunStore
+from kitlib.measure.vm.prepare import prepare_guest
 from kitlib.notebooks import execute_experiment
-from kitlib.parameters import as_seconds, parse_value
 from kitlib.reproduce import reproduce
-from kitlib.runner import plan_units, run_plan
-from kitlib.store import RunStore, load_records
-from kitlib.vm.prepare import prepare_guest
+from kitlib.results import load_records
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,14 +110,14 @@ def _parser() -> argparse.ArgumentParser:
         "--interference",
         default=None,
         metavar="JSON",
-        help="thresholds of a disturbed point, e.g. '{\"max_foreign_cpu_pct\": 20}' (see kitlib.interference.Rule)",
+        help="thresholds of a disturbed point, e.g. '{\"max_foreign_cpu_pct\": 20}' (kitlib.core.interference.Rule)",
     )
     run.add_argument(
         "--steady",
         default=None,
         metavar="JSON",
         help="when a time-bound point is steady enough, e.g. '{\"max_factor\": 2}' to let points grow to at most "
-        "twice the profile's duration (see kitlib.steady.Rule)",
+        "twice the profile's duration (see kitlib.core.steady.Rule)",
     )
     run.add_argument(
         "--until-decided",
@@ -269,7 +259,7 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     hosts = inventory.load(args.file)
     image = hostcheck.local_benchmark_image()
     if args.ship_image and not hostcheck.built_here(image):
-        from kitlib.runner import _benchmark_image
+        from kitlib.measure.runner import _benchmark_image
 
         image = _benchmark_image(DEFAULT_BASE)
     reports = hostcheck.check(hosts, image=image, ship=args.ship_image, progress=sys.stderr.isatty())
@@ -453,7 +443,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def cmd_claims(args: argparse.Namespace) -> int:
     """Verdicts as CSV on standard output, one row per claim and host, for scripts and a lab's own CI."""
-    from kitlib import analysis, claims, paths
+    from kitlib.analyse import analysis, claims
 
     if args.listing:
         claims.listing().to_csv(sys.stdout, index=False)

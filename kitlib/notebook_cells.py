@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kitlib import experiments
-from kitlib.experiments.base import Experiment
+from kitlib.measure import experiments
+from kitlib.measure.experiments.base import Experiment
 
 HEADER = "# Parameters (None = the profile's value). Profiles: quick | standard | paper."
 

@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kitlib import paths, signals
-from kitlib.experiments.base import Experiment
-from kitlib.planning import Plan
-from kitlib.procs import pid_alive
+from kitlib.core import paths, signals
+from kitlib.core.procs import pid_alive
+from kitlib.measure.experiments.base import Experiment
+from kitlib.measure.planning import Plan
+from kitlib.measure.store import RunStore
 from kitlib.progress import Watcher, planned_units
-from kitlib.store import RunStore
 
 #: how long a stopped notebook's kernel may take to remove what its run started before it is killed
 STOP_GRACE_S = 180.0

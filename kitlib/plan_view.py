@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib import experiments
-from kitlib.planning import Plan
+from kitlib.measure import experiments
+from kitlib.measure.planning import Plan
 
 #: meanings (with units) of parameters whose model gives no description
 MEANINGS = {

@@ -11,9 +11,9 @@ import threading
 import time
 from pathlib import Path
 
-from kitlib import experiments
-from kitlib.planning import Plan
-from kitlib.store import has_records, unit_key
+from kitlib.measure import experiments
+from kitlib.measure.planning import Plan
+from kitlib.measure.store import has_records, unit_key
 
 
 def planned_units(plan: Plan) -> list[str]:

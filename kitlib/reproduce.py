@@ -4,7 +4,7 @@ KVM joins when it really works here; software emulation (`qemu-tcg`) is never in
 because it measures an emulator, not a hypervisor. Every run is planned `--until-decided`: after the
 profile's repetitions of every experiment, the time left in the budget goes to repetitions of what
 undecided claims need (`kitlib.adaptive`), the intervals kept valid over those looks
-(`kitlib.sequential`); `--fixed` runs the profile's repetitions only, at 95%.
+(`kitlib.core.sequential`); `--fixed` runs the profile's repetitions only, at 95%.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ import sys
 import time
 import traceback
 
-from kitlib import estimate, experiments, paths, provenance, timing
+from kitlib import specs
 from kitlib.adaptive import extend_until_decided
-from kitlib.environments import availability
+from kitlib.core import paths, timing
+from kitlib.measure import estimate, experiments, provenance
+from kitlib.measure.environments import availability
+from kitlib.measure.runner import plan_units, run_plan
+from kitlib.measure.store import RunStore
 from kitlib.notebooks import execute, execute_experiment
-from kitlib.runner import plan_units, run_plan
-from kitlib.store import RunStore
 
 VM_LABELS_WHEN_KVM = ("kvm", "kvm-tuned")
 ANALYSIS_NOTEBOOKS = ("statistics", "figures", "littles-law", "claims")
@@ -40,7 +42,7 @@ def _prove_kvm() -> None:
     if not os.path.exists("/dev/kvm"):
         return
     try:
-        from kitlib.vm.prepare import prepare_guest
+        from kitlib.measure.vm.prepare import prepare_guest
 
         _, verdict = prepare_guest()
         print(f"KVM: {'usable' if verdict.usable else 'not usable'}: {verdict.reason}")
@@ -81,7 +83,7 @@ def reproduce(
         print("not offered on this host: " + "; ".join(skipped))
     failures = 0
     plans = {}
-    for name in only or experiments.names():
+    for name in only or specs.names():
         experiment = experiments.get(name)
         envs = environments_for(experiment.envs_for(), offered)
         if not envs:

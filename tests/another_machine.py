@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kitlib import hostid
+from kitlib.core import hostid
 
 OTHER_CPU = "Intel Xeon Gold 6230"
 

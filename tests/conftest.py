@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import naming
+from kitlib.core import naming
 
 REQUIRED = set(filter(None, os.environ.get("KIT_REQUIRE", "").split(",")))
 DATA = Path(__file__).parent / "data"
@@ -27,8 +27,8 @@ def missing(what: str, reason: str):
 
 @pytest.fixture(scope="session")
 def docker_client():
-    from kitlib.environments.docker import docker_client as connect
-    from kitlib.errors import EnvironmentUnavailable
+    from kitlib.core.errors import EnvironmentUnavailable
+    from kitlib.measure.host.docker_engine import docker_client as connect
 
     try:
         return connect()
@@ -44,7 +44,7 @@ def root_netns():
 
 @pytest.fixture(scope="session")
 def bench_image(docker_client):
-    from kitlib.image import ensure_image
+    from kitlib.measure.image import ensure_image
 
     return ensure_image(docker_client)
 
@@ -62,7 +62,7 @@ def leftovers(docker_client, pid: int | None = None) -> list[str]:
     """Containers, volumes and namespaces the kit made and left: those of one owning process if `pid`
     is given, else those whose owner has exited (a notebook kernel, a killed run). Objects of other
     runs still in progress on this machine are not counted."""
-    from kitlib.procs import pid_alive
+    from kitlib.core.procs import pid_alive
 
     def counted(owner: int | None) -> bool:
         if owner is None:
@@ -86,8 +86,8 @@ def leftovers(docker_client, pid: int | None = None) -> list[str]:
 def process_leftovers(counted) -> list[str]:
     """Processes of a run still running: the load generators and servers it started on this host
     (they carry its pid in KITLIB_OWNER, even after their namespace is gone) and its QEMU guests."""
-    from kitlib.procs import owned_processes
-    from kitlib.vm import qemu_processes
+    from kitlib.core.procs import owned_processes
+    from kitlib.measure.vm import qemu_processes
 
     found = [f"process {pid} {command[:60]}" for pid, owner, command in owned_processes() if counted(owner)]
     found += [f"qemu {pid} {name}" for pid, name in qemu_processes() if counted(naming.owner_pid(name))]
@@ -104,7 +104,7 @@ def start_kit(args: list[str], env: dict[str, str] | None = None, **kwargs) -> s
     test sends act as they do from a terminal; stdout and stderr together, as text."""
     import sys
 
-    from kitlib.signals import default_dispositions
+    from kitlib.core.signals import default_dispositions
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "kitlib.cli", *args],
@@ -155,7 +155,7 @@ def wait_for(condition, timeout: float, proc: subprocess.Popen | None = None, wh
 def host_leftovers(owner_pid: int, link_prefix: str) -> list[str]:
     """Scratch folders, network links named `link_prefix…` and FORWARD rules made by `owner_pid`
     (what VMs and system containers leave on the host besides their own processes)."""
-    from kitlib import paths
+    from kitlib.core import paths
 
     found = []
     if paths.scratch_root().exists():
@@ -187,10 +187,10 @@ def _no_process_of_this_test_left():
 
 @pytest.fixture(scope="module")
 def namespace_host(root_netns, docker_client):
-    """A second machine made of real parts (`kitlib.testhost.NamespaceHost`): its own address, sshd and
+    """A second machine made of real parts (`kitlib.measure.testhost.NamespaceHost`): its own address, sshd and
     Docker engine; reached by the tests only over SSH. After the module nothing of it is left."""
-    from kitlib.errors import EnvironmentUnavailable
-    from kitlib.testhost import NamespaceHost
+    from kitlib.core.errors import EnvironmentUnavailable
+    from kitlib.measure.testhost import NamespaceHost
 
     host = NamespaceHost()
     try:
@@ -208,7 +208,7 @@ def namespace_host(root_netns, docker_client):
 @pytest.fixture(scope="module")
 def client_host(namespace_host):
     """A third machine for the load generator: a namespace host with sshd only, letting in the same key."""
-    from kitlib.testhost import NamespaceHost
+    from kitlib.measure.testhost import NamespaceHost
 
     host = NamespaceHost(docker=False, authorize=(namespace_host.key + ".pub",))
     try:
@@ -220,7 +220,7 @@ def client_host(namespace_host):
 
 
 def write_inventory(host, folder: Path, known_hosts: str | None = None, client=None) -> Path:
-    """An inventory (kitlib.inventory) naming `host` as the system under test, the client being here, or
+    """An inventory (kitlib.measure.inventory) naming `host` as the system under test, the client being here, or
     the namespace host `client` (then both hosts' keys are in one known_hosts file, one client key)."""
     path = folder / "study.toml"
     text = (

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import analysis, paths, tour
+from kitlib.analyse import analysis, tour
+from kitlib.core import paths
 
 from ..another_machine import copy_as_another_machine
 

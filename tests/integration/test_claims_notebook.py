@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kitlib import analysis, paths
+from kitlib.analyse import analysis
+from kitlib.core import paths
 from kitlib.notebooks import execute
 
 from ..another_machine import copy_as_another_machine

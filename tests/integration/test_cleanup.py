@@ -11,8 +11,8 @@ import time
 import pytest
 
 import kitlib
-from kitlib.experiments.redis import RedisWorkload
-from kitlib.procs import owned_processes
+from kitlib.core.procs import owned_processes
+from kitlib.measure.experiments.redis import RedisWorkload
 
 from ..conftest import leftovers, start_kit
 

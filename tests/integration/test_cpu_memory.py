@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from kitlib import paths
-from kitlib.experiments.programs import source_digest
+from kitlib.core import paths
+from kitlib.measure.experiments.programs import source_digest
 from kitlib.notebooks import execute
 
 from ..conftest import leftovers
@@ -50,7 +50,7 @@ def test_quick_notebook_run(name, parameters, docker_client, root_netns, bench_i
     assert set(programs["tool"]) == expected_tools
     for tool, digests in programs.groupby("tool")["program_source"]:
         assert set(digests) == {source_digest(tool)}, tool
-    # every point bracketed by the machine's capacity probe (kitlib.capacity), in % of the run's usual
+    # every point bracketed by the machine's capacity probe (kitlib.measure.capacity), in % of the run's usual
     assert records["capacity_pct"].notna().all() and (records["capacity_pct"] > 0).all()
     if name == "memory":
         assert len(list(figures.glob("memory-stream-kernels-*.png"))) == 1  # one file per host: this one

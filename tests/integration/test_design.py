@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kitlib.store import load_records
+from kitlib.results import load_records
 
 
 @pytest.mark.slow
@@ -30,7 +30,7 @@ def test_quick_redis_run_gets_hit(root_netns, isolated_dirs, capsys):
 def test_a_replica_series_measures_the_noise_floor(root_netns, isolated_dirs, capsys):
     """native against native+replica, interleaved in one run: the A/A ratio of throughput has an interval
     (3 runs a side) and the claims never take the replica for an environment of their own."""
-    from kitlib import replicas
+    from kitlib.analyse import replicas
     from kitlib.cli import main
 
     results, _ = isolated_dirs

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib.procs import owned_processes
+from kitlib.core.procs import owned_processes
 
 from ..conftest import leftovers, start_kit, wait_for
 

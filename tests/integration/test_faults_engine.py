@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib.procs import owned_processes
+from kitlib.core.procs import owned_processes
 
 from ..conftest import leftovers, missing, start_kit, wait_for
 
@@ -30,8 +30,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 def private_engine(docker_client, root_netns, bench_image):
     """A dockerd of the test's own (its own data root, exec root, socket, pid file and bridge, no
     iptables rules) holding the benchmark image; yields (DOCKER_HOST, its Popen)."""
-    from kitlib.image import LOCAL_BASE
-    from kitlib.vm.engine_store import private_engine as start_engine
+    from kitlib.measure.image import LOCAL_BASE
+    from kitlib.measure.vm.engine_store import private_engine as start_engine
 
     if shutil.which("dockerd") is None:
         missing("docker", "no dockerd binary to start a private engine with")

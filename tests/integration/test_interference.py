@@ -1,5 +1,5 @@
 """A point measured while a busy loop runs on the system under test's CPU is caught as disturbed,
-measured again, and its discarded attempt kept with the reason (kitlib.interference)."""
+measured again, and its discarded attempt kept with the reason (kitlib.core.interference)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import cpus, stability
+from kitlib.analyse import stability
+from kitlib.measure import cpus
 
 from ..conftest import leftovers
 
@@ -84,8 +85,8 @@ def test_a_point_disturbed_by_a_cpu_hog_is_measured_again(root_netns, docker_cli
 def test_the_capacity_probe_sees_a_machine_slowed_by_what_no_process_of_the_run_shows():
     """Busy loops on every CPU the point uses (as another tenant's load would be: not the run's, and here
     not even counted as steal) bring the memory probe around a point below 90% of the run's usual."""
-    from kitlib import capacity
-    from kitlib.interference import Figures, Rule
+    from kitlib.core.interference import Figures, Rule
+    from kitlib.measure import capacity
 
     sut = list(cpus.split(1).sut_cpus)
     probes = capacity.RunCapacity(sut)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import irq
-from kitlib.environments import create
-from kitlib.environments.base import Layout
+from kitlib.measure import irq
+from kitlib.measure.environments import create
+from kitlib.measure.environments.base import Layout
 
 pytestmark = [pytest.mark.netns]
 

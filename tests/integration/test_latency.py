@@ -9,7 +9,8 @@ import time
 import pandas as pd
 import pytest
 
-from kitlib import latency_analysis, parsers, paths, services
+from kitlib.core import latency_analysis, paths, services
+from kitlib.measure import parsers
 from kitlib.notebooks import execute
 
 from ..conftest import leftovers

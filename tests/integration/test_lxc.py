@@ -13,7 +13,8 @@ import time
 import pytest
 
 import kitlib
-from kitlib import cpus, environments, naming
+from kitlib.core import naming
+from kitlib.measure import cpus, environments
 
 from ..conftest import host_leftovers, missing
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import paths
-from kitlib.experiments.mysql import OltpWorkload
+from kitlib.core import paths
+from kitlib.measure.experiments.mysql import OltpWorkload
 from kitlib.notebooks import execute
 
 from ..conftest import leftovers

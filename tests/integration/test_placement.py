@@ -9,8 +9,10 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import analysis, claims, cpus, environments, naming, numa
-from kitlib.errors import EnvironmentUnavailable
+from kitlib.analyse import analysis, claims
+from kitlib.core import naming, numa
+from kitlib.core.errors import EnvironmentUnavailable
+from kitlib.measure import cpus, environments
 
 from ..conftest import leftovers
 

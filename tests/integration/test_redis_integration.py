@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import paths
+from kitlib.core import paths
 from kitlib.notebooks import execute
 
 from ..conftest import leftovers
@@ -89,8 +89,9 @@ def test_nat_reached_through_dnat_not_docker_proxy(docker_client, root_netns, be
     import re
     import subprocess
 
-    from kitlib import cpus, environments, naming
-    from kitlib.peer import NamespacePeer
+    from kitlib.core import naming
+    from kitlib.measure import cpus, environments
+    from kitlib.measure.peer import NamespacePeer
 
     def dnat_packets(host_port: int) -> int:
         out = subprocess.run(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import kitlib
-from kitlib import ssh
+from kitlib.measure.host import ssh
 from tests.conftest import write_inventory
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
@@ -143,15 +143,15 @@ def test_kit_clean_removes_a_namespace_host_whose_owner_was_killed(tmp_path):
     import os
     import sys
 
-    from kitlib.cleanup import clean_leftovers
-    from kitlib.signals import default_dispositions
-    from kitlib.testhost import NamespaceHost
+    from kitlib.core.signals import default_dispositions
+    from kitlib.measure.cleanup import clean_leftovers
+    from kitlib.measure.testhost import NamespaceHost
 
     from ..conftest import wait_for
 
     script = (
         "import sys, time\n"
-        "from kitlib.testhost import NamespaceHost\n"
+        "from kitlib.measure.testhost import NamespaceHost\n"
         "host = NamespaceHost()\n"
         "host.start()\n"
         "print(host.name, flush=True)\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import kitlib
-from kitlib.errors import EnvironmentUnavailable
+from kitlib.core.errors import EnvironmentUnavailable
 
 pytestmark = [pytest.mark.slow]
 
@@ -108,14 +108,14 @@ def test_redis_on_a_remote_native_host(sshd, tmp_path):
 
 
 def test_unknown_host_key_is_refused(sshd, tmp_path):
-    from kitlib import ssh
+    from kitlib.measure.host import ssh
 
     with pytest.raises(EnvironmentUnavailable, match="host keys are pinned"):
         ssh.connect(sshd["target"], key_filename=sshd["key"], known_hosts=sshd["empty"])
 
 
 def test_remote_sut_accepts_native_and_docker_only():
-    from kitlib.errors import PlanError
+    from kitlib.core.errors import PlanError
 
     with pytest.raises(PlanError, match="runs `native` and `docker-\\*` only"):
         kitlib.plan("redis", environments=["native", "kvm"], sut_host="root@example:22")
@@ -123,7 +123,7 @@ def test_remote_sut_accepts_native_and_docker_only():
 
 def test_known_hosts_markers_against_a_real_sshd(sshd, tmp_path):
     """A CA line beside the pin is no obstacle; the same key marked @revoked is refused though pinned."""
-    from kitlib import ssh
+    from kitlib.measure.host import ssh
 
     pin = Path(sshd["known_hosts"]).read_text()
     _, kind, blob = pin.split()

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import paths
+from kitlib.core import paths
 from kitlib.notebooks import execute
 
 from ..conftest import leftovers

@@ -7,7 +7,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from kitlib import paths, tour
+from kitlib.analyse import tour
+from kitlib.core import paths
 from kitlib.notebooks import execute
 
 TOUR = paths.notebooks_root() / "tour"

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kitlib import paths, sequential
+from kitlib.core import paths, sequential
+from kitlib.measure.store import RunStore
 from kitlib.notebooks import execute
-from kitlib.store import RunStore
 
 from ..conftest import leftovers
 

@@ -15,10 +15,11 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import cpus, environments, naming
-from kitlib.errors import EnvironmentUnavailable
-from kitlib.parsers import kit_linpack, kit_stream
-from kitlib.vm import qemu_processes
+from kitlib.core import naming
+from kitlib.core.errors import EnvironmentUnavailable
+from kitlib.measure import cpus, environments
+from kitlib.measure.parsers import kit_linpack, kit_stream
+from kitlib.measure.vm import qemu_processes
 
 from ..conftest import host_leftovers, missing, process_leftovers, start_kit, wait_for
 
@@ -153,7 +154,7 @@ def test_docker_inside_the_guest_serves_the_peer_and_is_never_called_kvm(qemu_tc
     assert facts["accel"] == "tcg" and facts["vm"]["hypervisor"].startswith("none")
     assert facts["docker_in_guest"]["published_ports"], "the peer reached it through the guest's NAT"
     assert facts["image_delivery"].startswith("data root"), "no docker load inside the emulated guest"
-    from kitlib import claims
+    from kitlib.analyse import claims
 
     verdict = {c.name: c for c in claims.CLAIMS}["docker_in_vm_costs_latency"].evaluate(result.records)
     assert verdict.status == claims.NOT_TESTABLE and "TCG" in verdict.reason

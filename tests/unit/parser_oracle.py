@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from kitlib.parsers.latency_block import CDF_PERCENTILES
-from kitlib.parsers.rr import SLOW_US
-from kitlib.records import Measurement
+from kitlib.core.records import Measurement
+from kitlib.measure.parsers.latency_block import CDF_PERCENTILES
+from kitlib.measure.parsers.rr import SLOW_US
 
 from ..conftest import DATA
 

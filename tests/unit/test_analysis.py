@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from kitlib import analysis, paths
+from kitlib.analyse import analysis
+from kitlib.core import paths
 from kitlib.notebooks import execute
 from kitlib.reproduce import declared_parameters
 
@@ -51,7 +52,7 @@ def test_an_analysis_notebook_declares_only_parameters_it_reads(name):
 @pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")) + EXPERIMENT_NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_path_and_list_parameter_is_read_by_the_shared_parser(path):
     """What `papermill -p` passes as text means in every notebook what `-y` passes as a value: each
-    analysis parameter, and each experiment notebook's output folders, go through kitlib.parameters
+    analysis parameter, and each experiment notebook's output folders, go through kitlib.core.parameters
     (the plan's own parameters go through it in `kitlib.plan`)."""
     import re
 

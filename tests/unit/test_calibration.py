@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kitlib.claims import core
-from kitlib.stats import welch_log_intervals
+from kitlib.analyse.claims import core
+from kitlib.core.stats import welch_log_intervals
 
 SEED = 20140721
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import capacity
-from kitlib.errors import ParseError
+from kitlib.core.errors import ParseError
+from kitlib.measure import capacity
 
 DATA = Path(__file__).parents[1] / "data"
 

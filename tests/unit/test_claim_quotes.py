@@ -9,8 +9,9 @@ import re
 import pandas as pd
 import pytest
 
-from kitlib import claims, paths
-from kitlib.claims import unencoded
+from kitlib.analyse import claims
+from kitlib.analyse.claims import unencoded
+from kitlib.core import paths
 
 #: the seed texts beside the project (../shared/seeds from its root)
 SEEDS = paths.PROJECT_ROOT.parent / "shared" / "seeds"

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kitlib import claims, replicas
-from kitlib.claims import core
+from kitlib.analyse import claims, replicas
+from kitlib.analyse.claims import core
 
 
 #: spread pattern of n runs: mean 0, so a side's mean is exactly its level
@@ -599,7 +599,8 @@ def write_run(folder, rows: list[dict], host: dict) -> None:
 def test_kit_claims_prints_one_row_per_claim_and_host_from_relative_folders(tmp_path, monkeypatch, capsys):
     import io
 
-    from kitlib import cli, hostid
+    from kitlib import cli
+    from kitlib.core import hostid
 
     first = {"os": {"machine_id": "a" * 32}, "numa": {"nodes": 1}}
     second = {"os": {"machine_id": "b" * 32}, "numa": {"nodes": 2}, "virtualization": "kvm"}
@@ -618,7 +619,7 @@ def test_kit_claims_prints_one_row_per_claim_and_host_from_relative_folders(tmp_
 
 
 def test_summary_names_a_vm_guest_native_and_evidence_matches_the_verdict(tmp_path):
-    from kitlib import analysis
+    from kitlib.analyse import analysis
 
     guest = {"os": {"machine_id": "c" * 32}, "virtualization": "kvm", "docker": {"storage_driver": "overlay2"}}
     write_run(tmp_path / "cpu" / "one", pair_rows("docker_near_native_pxz", 1.0), guest)
@@ -635,7 +636,7 @@ def test_summary_names_a_vm_guest_native_and_evidence_matches_the_verdict(tmp_pa
 def test_an_environment_measured_again_in_another_run_is_not_pooled_with_the_interleaved_one():
     """The sample's memory run interleaved Docker with native; Docker measured again in a second run (its
     records copied under another run id) was never interleaved with native, so it is left out, named."""
-    from kitlib.store import load_records
+    from kitlib.results import load_records
 
     rows = load_records("data/sample/memory/quick-864482e165")
     rows = rows[(rows["metric"] == "gups") & (rows["variant"] == "System")]

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import parsers, tables
-from kitlib.errors import ParseError, PlanError
-from kitlib.experiments import hpcc_run
+from kitlib.analyse import tables
+from kitlib.core.errors import ParseError, PlanError
+from kitlib.measure import parsers
+from kitlib.measure.experiments import hpcc_run
 
 from ..conftest import DATA
 
@@ -66,7 +67,7 @@ def test_corpus_is_deterministic(tmp_path):
     import subprocess
     import sys
 
-    from kitlib import services
+    from kitlib.core import services
 
     def make(name: str, size: int, seed: int) -> str:
         subprocess.run(

@@ -13,13 +13,15 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import analysis, drift
-from kitlib.errors import KitError
-from kitlib.hostid import host_id
-from kitlib.image import DEFAULT_BASE
-from kitlib.records import Record
-from kitlib.runner import plan_units, segments
-from kitlib.store import RunStore, load_records
+from kitlib.analyse import analysis
+from kitlib.core import drift
+from kitlib.core.errors import KitError
+from kitlib.core.hostid import host_id
+from kitlib.core.records import Record
+from kitlib.measure.image import DEFAULT_BASE
+from kitlib.measure.runner import plan_units, segments
+from kitlib.measure.store import RunStore
+from kitlib.results import load_records
 
 from ..conftest import DATA
 
@@ -87,7 +89,7 @@ def test_interleaved_order_is_drawn_from_the_recorded_seed():
 def test_replica_is_an_option_of_every_kind():
     plan = kitlib.plan("redis", environments=["native", "native+replica", "docker-host-volume+replica"])
     assert plan.environments[1] == "native+replica"
-    from kitlib.environments.labels import parse_label, replicated
+    from kitlib.specs.labels import parse_label, replicated
 
     assert parse_label("native+replica").kind == "native"
     assert parse_label("qemu-tcg+replica").kind == "vm"
@@ -204,7 +206,7 @@ def test_dry_run_starts_nothing(tmp_path):
 
 
 def test_redis_hit_rate_from_info(tmp_path):
-    from kitlib.parsers import redis_info
+    from kitlib.measure.parsers import redis_info
 
     text = (DATA / "redis-benchmark" / "info-stats.txt").read_text()
     assert redis_info.counters(text, "x") == {"keyspace_hits": 1, "keyspace_misses": 1}
@@ -215,7 +217,7 @@ def test_redis_hit_rate_from_info(tmp_path):
 
 
 def test_hpcc_system_figures_name_their_method():
-    from kitlib import parsers
+    from kitlib.measure import parsers
 
     found = parsers.parse_file("hpcc", DATA / "hpcc" / "hpccoutf-n8000-np2.txt")
     by = {(m.metric, m.dims.get("kernel"), m.dims.get("variant")): m for m in found}
@@ -234,7 +236,7 @@ def test_linpack_n_is_one_for_all_environments():
 
 
 def test_aa_table_reports_the_noise_floor():
-    from kitlib import replicas
+    from kitlib.analyse import replicas
 
     rows = [
         {

@@ -8,7 +8,9 @@ import re
 import nbformat
 import pytest
 
-from kitlib import experiments, paths
+from kitlib import specs
+from kitlib.core import paths
+from kitlib.measure import experiments
 from kitlib.plan_view import plan_table
 
 NOTEBOOKS = sorted((paths.notebooks_root() / "experiments").glob("*.ipynb"))
@@ -58,7 +60,7 @@ NOTEBOOK_OWN = {"tables_dir"}
 FILLED_BY_THE_PLAN = {"linpack_n_basis", "sizing_basis"}
 
 
-@pytest.mark.parametrize("name", experiments.names())
+@pytest.mark.parametrize("name", specs.names())
 def test_every_notebook_begins_with_the_shared_parameters_and_lists_all_of_its_own(name):
     """The shared parameters are written once (`notebook_cells.SHARED`); a notebook may not drift from
     them, may not miss a parameter of its experiment (`kit run -p` could not reach it interactively)

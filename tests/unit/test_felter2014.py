@@ -14,12 +14,13 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from kitlib import against, analysis, claims, paper_vs_data, paths
-from kitlib.claims import core
+from kitlib.analyse import against, analysis, claims, paper_vs_data
+from kitlib.analyse.claims import core
 from kitlib.cli import main
-from kitlib.errors import ParseError
-from kitlib.importers import felter2014
-from kitlib.parsers.felter2014 import dstat, fio208, gups, linpack, redis28, stream, sysbench04, xlsx
+from kitlib.core import paths
+from kitlib.core.errors import ParseError
+from kitlib.measure.importers import felter2014
+from kitlib.measure.parsers.felter2014 import dstat, fio208, gups, linpack, redis28, stream, sysbench04, xlsx
 
 TARBALL = paths.PROJECT_ROOT.parent / "shared" / "reference-data" / "felter2014-authors-results.tar.xz"
 #: the machine data/sample was measured on

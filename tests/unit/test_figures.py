@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from kitlib import analysis, explorer, figures  # noqa: E402
+from kitlib.analyse import analysis, explorer, figures  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,10 @@ import shutil
 
 import pytest
 
-from kitlib import formats, hostid
-from kitlib.errors import KitError
-from kitlib.store import RunStore, load_records, read_folder
+from kitlib.core import hostid
+from kitlib.core.errors import KitError
+from kitlib.measure.store import RunStore
+from kitlib.results import formats, load_records, read_folder
 
 from ..conftest import DATA
 

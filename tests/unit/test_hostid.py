@@ -9,11 +9,13 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import hostid, provenance
-from kitlib.errors import KitError
-from kitlib.paths import PROJECT_ROOT
-from kitlib.planning import Plan
-from kitlib.store import RunStore, load_records
+from kitlib.core import hostid
+from kitlib.core.errors import KitError
+from kitlib.core.paths import PROJECT_ROOT
+from kitlib.measure import provenance
+from kitlib.measure.planning import Plan
+from kitlib.measure.store import RunStore
+from kitlib.results import load_records
 
 
 def test_the_id_is_stable_and_prefers_the_machine_id():

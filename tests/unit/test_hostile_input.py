@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 import kitlib
-from kitlib import hostnames, inventory
 from kitlib.cli import main
-from kitlib.errors import PlanError
+from kitlib.core import hostnames
+from kitlib.core.errors import PlanError
+from kitlib.measure import inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 #: one of each shell metacharacter, as a careless or hostile inventory would give it
@@ -170,7 +171,7 @@ def test_a_plan_field_with_shell_metacharacters_is_refused_naming_it(field):
 
 def test_a_plan_file_with_a_hostile_address_is_refused(tmp_path):
     """A notebook handed `plan_file` validates it again: a plan.json edited by hand is no way around."""
-    from kitlib.plan_file import load_plan
+    from kitlib.measure.plan_file import load_plan
 
     plan = kitlib.plan("redis", environments=["native"], **REMOTE).model_dump(mode="json")
     path = tmp_path / "plan.json"

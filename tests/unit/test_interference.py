@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 import kitlib
-from kitlib import interference
-from kitlib.errors import ParseError
-from kitlib.interference import Figures, OwnLedger, Rule
-from kitlib.planning import Plan
+from kitlib.core import interference
+from kitlib.core.errors import ParseError
+from kitlib.core.interference import Figures, OwnLedger, Rule
+from kitlib.measure.planning import Plan
 
 DATA = Path(__file__).parents[1] / "data" / "proc"
 

@@ -7,8 +7,8 @@ import socket
 import pytest
 
 import kitlib
-from kitlib import inventory
-from kitlib.errors import PlanError
+from kitlib.core.errors import PlanError
+from kitlib.measure import inventory
 
 
 @pytest.fixture

@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import latency_analysis, parsers
-from kitlib.errors import ParseError, PlanError
+from kitlib.core import latency_analysis
+from kitlib.core.errors import ParseError, PlanError
+from kitlib.measure import parsers
 
 from ..conftest import DATA
 
@@ -51,14 +52,14 @@ def test_bad_parameters():
 def test_the_shares_part_measures_an_a_a_pair_of_native():
     """`native+replica` beside `native` (the A/A control a machine without root or Docker can still run)
     gets the shares part's points; a Docker label with more options than shares does not."""
-    from kitlib.runner import plan_units
+    from kitlib.measure.runner import plan_units
 
     plan = kitlib.plan("latency", environments=["native", "native+replica"], parts=["shares"], peer="loopback")
     units = plan_units(plan)
     assert {u.env for u in units} == {"native", "native+replica"}
     assert {u.workload.name for u in units} == {"shares"}
     shares = kitlib.plan("latency", parts=["shares"])
-    workload = kitlib.experiments.get("latency").workloads(shares)[0]
+    workload = kitlib.measure.experiments.get("latency").workloads(shares)[0]
     assert workload.applies_to("docker-host-volume+shares1024+replica")
     assert not workload.applies_to("docker-host-volume+quota5000+shares1024")
 

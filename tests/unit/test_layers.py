@@ -1,110 +1,68 @@
-"""The import layers of kitlib: a module imports only modules of its own layer or below, so a reader
-can follow a parameter from a notebook down to the host without ever going back up.
+"""The layers of kitlib are its folders, and imports run one way, so a reader can follow a parameter from
+a notebook down to the host without ever going back up:
 
-    0 foundation   errors, paths, naming, records, procs, stats … (and `kitlib` itself: lazy API only)
-    1 host         kitlib.host (logged commands, links, forwarding, start/stop), image, QEMU command lines
-    2 places       environments, VMs, peers, remote engines, interrupt and CPU placement
-    3 experiments  planning, parsers, experiments, store, provenance, clean-up, importers
-    4 execution    runner, notebooks, progress, host checks
-    5 analysis     figures, claims, analysis, explorer, tables, tour, paper against data, host against host,
-                   the choice of the repetitions undecided claims need
-    6 interface    cli, reproduce (measure, decide, analyse)
+    kitlib/core/      the foundation: errors, paths, records, statistics, host ids, processes, the rules
+                      that judge a point (interference, steady state, sequential looks)
+    kitlib/specs/     what each experiment is: parameters, profiles, presets, schema; environment labels
+    kitlib/results/   reading results folders, upgrading older formats in memory
+    kitlib/measure/   the host, image, VMs, environments, peers, workloads, parsers, plans, store, runner
+    kitlib/analyse/   figures, claims, statistics, tables, explorer, the course
+    kitlib/*.py       the face: cli, reproduce, notebooks, progress (it may use every folder)
 
+A folder imports only itself and the folders above it in this list, `measure` and `analyse` never each
+other; no two folders import each other; inside `measure` the steps run from the host up to the runner.
 Function-local imports of kitlib modules are counted: the number may only go down.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import kitlib
 
 ROOT = Path(kitlib.__file__).parent
 
-#: module-name prefix -> layer; the longest matching prefix decides
-LAYERS = {
-    "kitlib": 0,
-    "kitlib.errors": 0,
-    "kitlib.paths": 0,
-    "kitlib.parameters": 0,
-    "kitlib.naming": 0,
-    "kitlib.records": 0,
-    "kitlib.procs": 0,
-    "kitlib.ports": 0,
-    "kitlib.signals": 0,
-    "kitlib.services": 0,
-    "kitlib.hostid": 0,
-    "kitlib.hostfacts": 0,
-    "kitlib.record_files": 0,
-    "kitlib.stats": 0,
-    "kitlib.tool_versions": 0,
-    "kitlib.ssh": 0,
-    "kitlib.ssh_files": 0,
-    "kitlib.numa": 0,
-    "kitlib.inventory": 0,
-    "kitlib.cpu_sampler": 0,
-    "kitlib.interference": 0,
-    "kitlib.timing": 0,
-    "kitlib.schema": 0,
-    "kitlib.caches": 0,
-    "kitlib.latency_analysis": 0,
-    "kitlib.steady": 0,
-    "kitlib.sequential": 0,
-    "kitlib.host": 1,
-    "kitlib.image": 1,
-    "kitlib.vm.qemu": 1,
-    "kitlib.vm.libvirt": 1,
-    "kitlib.environments": 2,
-    "kitlib.vm": 2,
-    "kitlib.docker_remote": 2,
-    "kitlib.irq": 2,
-    "kitlib.cpus": 2,
-    "kitlib.peer": 2,
-    "kitlib.testhost": 2,
-    "kitlib.planning": 3,
-    "kitlib.plan_file": 3,
-    "kitlib.parsers": 3,
-    "kitlib.experiments": 3,
-    "kitlib.store": 3,
-    "kitlib.formats": 3,
-    "kitlib.provenance": 3,
-    "kitlib.cleanup": 3,
-    "kitlib.estimate": 3,
-    "kitlib.capacity": 3,
-    "kitlib.importers": 3,
-    "kitlib.runner": 4,
-    "kitlib.notebooks": 4,
-    "kitlib.notebook_cells": 4,
-    "kitlib.progress": 4,
-    "kitlib.plan_view": 4,
-    "kitlib.hostcheck": 4,
-    "kitlib.preflight": 4,
-    "kitlib.figures": 5,
-    "kitlib.figures.net_block": 5,
-    "kitlib.figures.latency": 5,
-    "kitlib.figures.mysql": 5,
-    "kitlib.figures.placement": 5,
-    "kitlib.figures.scaleout": 5,
-    "kitlib.claims": 5,
-    "kitlib.analysis": 5,
-    "kitlib.drift": 5,
-    "kitlib.replicas": 5,
-    "kitlib.explorer": 5,
-    "kitlib.littles_law": 5,
-    "kitlib.tables": 5,
-    "kitlib.reference": 5,
-    "kitlib.paper_vs_data": 5,
-    "kitlib.against": 5,
-    "kitlib.tour": 5,
-    "kitlib.stability": 5,
-    "kitlib.adaptive": 5,
-    "kitlib.reproduce": 6,
-    "kitlib.cli": 6,
+#: folder -> the folders its modules may import (itself included)
+FOLDERS = {
+    "kitlib.core": {"kitlib.core"},
+    "kitlib.specs": {"kitlib.core", "kitlib.specs"},
+    "kitlib.results": {"kitlib.core", "kitlib.specs", "kitlib.results"},
+    "kitlib.measure": {"kitlib.core", "kitlib.specs", "kitlib.results", "kitlib.measure"},
+    "kitlib.analyse": {"kitlib.core", "kitlib.specs", "kitlib.results", "kitlib.analyse"},
+}
+FACE = "kitlib"
+
+#: inside `measure`, module-name prefix -> step (the longest matching prefix decides); a step imports
+#: only its own and lower steps
+MEASURE_STEPS = {
+    "kitlib.measure": 3,
+    "kitlib.measure.host": 1,  # logged commands, links, SSH, engines, free ports
+    "kitlib.measure.image": 1,
+    "kitlib.measure.inventory": 1,
+    "kitlib.measure.cpu_sampler": 1,
+    "kitlib.measure.vm.qemu": 1,
+    "kitlib.measure.vm.libvirt": 1,
+    "kitlib.measure.environments": 2,  # places: environments, VMs, peers, CPU and interrupt placement
+    "kitlib.measure.vm": 2,
+    "kitlib.measure.irq": 2,
+    "kitlib.measure.cpus": 2,
+    "kitlib.measure.peer": 2,
+    "kitlib.measure.testhost": 2,
+    "kitlib.measure.runner": 4,  # execution: the runner and the checks before a run
+    "kitlib.measure.hostcheck": 4,
+    "kitlib.measure.preflight": 4,
 }
 
 #: function-local kitlib imports today; lower it when you hoist some, never raise it
-LOCAL_IMPORTS_AT_MOST = 24
+LOCAL_IMPORTS_AT_MOST = 20
+
+#: what a notebook that only reads records must not load: the measuring folder and its clients
+MEASURING = ("kitlib.measure", "docker", "fabric", "paramiko", "invoke")
 
 
 def module_names() -> dict[str, Path]:
@@ -120,22 +78,33 @@ def module_names() -> dict[str, Path]:
 MODULES = module_names()
 
 
-def layer(module: str) -> int:
-    prefix = max((p for p in LAYERS if module == p or module.startswith(p + ".")), key=len)
-    return LAYERS[prefix]
+def folder_layer(module: str) -> str:
+    """The top folder a module lies in (`kitlib.measure.vm.qemu` -> `kitlib.measure`), or the face."""
+    return next((f for f in FOLDERS if module == f or module.startswith(f + ".")), FACE)
+
+
+def folder(module: str) -> str:
+    """The folder a module's file lies in, as a dotted name (a package's __init__ lies in its own)."""
+    return ".".join(MODULES[module].relative_to(ROOT.parent).parent.parts)
+
+
+def step(module: str) -> int:
+    prefix = max((p for p in MEASURE_STEPS if module == p or module.startswith(p + ".")), key=len)
+    return MEASURE_STEPS[prefix]
 
 
 def resolve(name: str) -> str | None:
-    """The kitlib module an imported name lives in (`kitlib.host.commands.run` -> `kitlib.host.commands`)."""
+    """The kitlib module an imported name lives in (`kitlib.core.stats.ratio_ci` -> `kitlib.core.stats`)."""
     while name and name not in MODULES:
         name = name.rpartition(".")[0]
     return name or None
 
 
-def imports(path: Path) -> tuple[set[str], int]:
-    """(kitlib modules imported at module level, count of kitlib imports inside functions)."""
+def imports(path: Path) -> tuple[set[str], set[str], int]:
+    """(kitlib modules imported at module level, those imported inside functions, how many such imports)."""
     tree = ast.parse(path.read_text())
     top: set[str] = set()
+    local: set[str] = set()
     nested = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -150,24 +119,92 @@ def imports(path: Path) -> tuple[set[str], int]:
         if node.col_offset == 0:
             top |= found
         else:
+            local |= found
             nested += 1
-    return top, nested
+    return top, local, nested
 
 
-def test_every_module_has_a_layer():
-    assert all(any(m == p or m.startswith(p + ".") for p in LAYERS) for m in MODULES)
+EDGES = {
+    (module, target)
+    for module, path in MODULES.items()
+    for target in set().union(*imports(path)[:2])
+    if target != module
+}
 
 
-def test_no_module_imports_a_module_above_it():
+def test_imports_run_down_the_folders():
     upward = [
-        f"{module} (layer {layer(module)}) imports {target} (layer {layer(target)})"
-        for module, path in MODULES.items()
-        for target in imports(path)[0]
-        if target != module and layer(target) > layer(module)
+        f"{module} ({folder_layer(module)}) imports {target} ({folder_layer(target)})"
+        for module, target in sorted(EDGES)
+        if folder_layer(module) != FACE and folder_layer(target) not in FOLDERS[folder_layer(module)]
     ]
     assert upward == []
 
 
+def test_no_two_folders_import_each_other():
+    """Folders side by side (`measure/vm` and `measure/environments`, `measure` and `analyse`) never
+    import each other; a folder's own modules and its subfolders are one layer, ordered by the steps."""
+    between = {(folder(a), folder(b)) for a, b in EDGES if folder(a) != folder(b)}
+    nested = {(a, b) for a, b in itertools.permutations({f for pair in between for f in pair}, 2)}
+    nested = {(a, b) for a, b in nested if a.startswith(b + ".") or b.startswith(a + ".")}
+    both_ways = sorted((a, b) for a, b in between if (b, a) in between and a < b and (a, b) not in nested)
+    assert both_ways == []
+
+
+def test_inside_measure_the_steps_run_up():
+    backwards = [
+        f"{module} (step {step(module)}) imports {target} (step {step(target)})"
+        for module, target in sorted(EDGES)
+        if folder_layer(module) == folder_layer(target) == "kitlib.measure" and step(target) > step(module)
+    ]
+    assert backwards == []
+
+
+def test_analysis_loads_nothing_that_measures():
+    """Every module of core, specs, results and analyse imported in a fresh interpreter: no module of
+    `kitlib.measure` and no Docker or SSH client is loaded, so a course laptop reading `data/sample`
+    needs none of them."""
+    readers = sorted(
+        m for m in MODULES if folder_layer(m) in ("kitlib.core", "kitlib.specs", "kitlib.results", "kitlib.analyse")
+    )
+    script = (
+        "import importlib, sys\n"
+        f"for name in {readers!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print('\\n'.join(sorted(sys.modules)))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    names = loaded.stdout.split()
+    assert "kitlib.analyse.claims" in names and "kitlib.analyse.figures" in names and len(readers) > 50
+    measuring = [n for n in names if any(n == m or n.startswith(m + ".") for m in MEASURING)]
+    assert measuring == []
+
+
+def test_every_folder_is_a_layer_and_the_face_is_flat():
+    """A new folder is given its place in FOLDERS; the face is the package's own top-level modules."""
+    face = [m for m in MODULES if folder_layer(m) == FACE]
+    assert all(m == "kitlib" or m.count(".") == 1 for m in face), face
+    assert {folder_layer(m) for m in MODULES} == set(FOLDERS) | {FACE}
+
+
 def test_function_local_imports_only_go_down_in_number():
-    nested = sum(imports(path)[1] for path in MODULES.values())
+    nested = sum(imports(path)[2] for path in MODULES.values())
     assert nested <= LOCAL_IMPORTS_AT_MOST, f"{nested} function-local kitlib imports (at most {LOCAL_IMPORTS_AT_MOST})"
+
+
+def test_reading_notebooks_import_nothing_that_measures():
+    """The analysis notebooks and the course's chapters read records only: none of their cells imports
+    `kitlib.measure` (an experiment notebook, which measures, may)."""
+    notebooks = sorted((ROOT.parent / "notebooks").glob("analysis/*.ipynb")) + sorted(
+        (ROOT.parent / "notebooks").glob("tour/*.ipynb")
+    )
+    assert len(notebooks) >= 9
+    found = [
+        f"{path.name}: {line.strip()}"
+        for path in notebooks
+        for cell in json.loads(path.read_text())["cells"]
+        if cell["cell_type"] == "code"
+        for line in "".join(cell["source"]).splitlines()
+        if "kitlib.measure" in line
+    ]
+    assert found == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from kitlib import littles_law
+from kitlib.analyse import littles_law
 
 
 def redis_rows(clients: int, throughput: float, latency_us: float) -> list[dict]:
@@ -58,8 +58,8 @@ def test_threads_and_units_for_mysql():
 
 
 def test_real_redis_capture_shows_client_queuing():
-    from kitlib.experiments.redis import mix_of_phases
-    from kitlib.parsers import parse_file
+    from kitlib.measure.experiments.redis import mix_of_phases
+    from kitlib.measure.parsers import parse_file
     from tests.conftest import DATA
 
     found = parse_file("redis-benchmark", DATA / "redis-benchmark" / "set-c8-p10.csv")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kitlib import environments
-from kitlib.errors import PlanError
+from kitlib.core.errors import PlanError
+from kitlib.measure import environments
 
 
 def test_lxc_refuses_options_it_cannot_honour():

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 import kitlib
-from kitlib import caches, estimate, parsers
-from kitlib.errors import EnvironmentUnavailable, ParseError, PlanError
-from kitlib.experiments import programs
-from kitlib.runner import plan_units
+from kitlib.core import caches
+from kitlib.core.errors import EnvironmentUnavailable, ParseError, PlanError
+from kitlib.measure import estimate, parsers
+from kitlib.measure.experiments import programs
+from kitlib.measure.runner import plan_units
 
 from ..conftest import DATA
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import kitlib
-from kitlib import parsers
-from kitlib.errors import ParseError, PlanError
+from kitlib.core.errors import ParseError, PlanError
+from kitlib.measure import parsers
 
 from ..conftest import DATA
 

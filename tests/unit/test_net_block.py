@@ -7,8 +7,8 @@ import time
 import pytest
 
 import kitlib
-from kitlib import cpu_sampler
-from kitlib.errors import PlanError
+from kitlib.core.errors import PlanError
+from kitlib.measure import cpu_sampler
 
 
 def test_cpu_sampler_sees_a_busy_loop():

@@ -17,8 +17,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from kitlib import analysis, experiments, explorer, figures, paths, tables  # noqa: E402
-from kitlib.figures import hosts  # noqa: E402
+from kitlib import specs  # noqa: E402
+from kitlib.analyse import analysis, explorer, figures, tables
+from kitlib.analyse.figures import hosts  # noqa: E402
+from kitlib.core import paths
 
 from ..another_machine import OTHER_CPU, copy_as_another_machine  # noqa: E402
 
@@ -169,7 +171,7 @@ def test_units_and_scales_a_reader_can_read(two_hosts):
     assert listing.get_ylim()[0] == 0 and listing.get_ylabel() == "mean latency (ms)"
     startup = figures.startup.startup_figure(main[main["experiment"] == "startup"])
     assert startup.axes[0].get_yscale() == "linear"
-    names = [s.name for e in ("latency", "scaleout", "scaleout-oltp") for s in experiments.schema(e).figures]
+    names = [s.name for e in ("latency", "scaleout", "scaleout-oltp") for s in specs.schema(e).figures]
     assert all(re.search(r"-(closer-look|vroom)-fig", n) for n in names), names
     for fig in (storage, startup):
         assert "seed" not in _texts(fig).lower()
@@ -189,7 +191,7 @@ def test_table_one_keeps_each_host_apart(two_hosts, tmp_path):
 
 
 def test_littles_law_is_one_readable_figure_per_host(two_hosts):
-    from kitlib.figures import littles_law
+    from kitlib.analyse.figures import littles_law
 
     records, other = two_hosts
     table = analysis.littles_law_table(records)

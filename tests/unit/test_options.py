@@ -11,9 +11,9 @@ import sys
 import pytest
 
 import kitlib
-from kitlib.environments import option_values
-from kitlib.environments.labels import parse_label
-from kitlib.errors import PlanError
+from kitlib.core.errors import PlanError
+from kitlib.specs import option_values
+from kitlib.specs.labels import parse_label
 
 DOCKER = "docker-host-volume"
 

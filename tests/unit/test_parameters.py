@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import analysis, parameters, paths
-from kitlib.errors import KitError, ParameterError
+from kitlib.analyse import analysis
+from kitlib.core import parameters, paths
+from kitlib.core.errors import KitError, ParameterError
 
 SAMPLE = paths.PROJECT_ROOT / "data" / "sample"
 
@@ -89,7 +90,7 @@ def test_results_dirs_as_papermill_passes_it_reach_the_records(tmp_path, monkeyp
 
 
 def test_an_experiment_plan_reads_the_same_forms():
-    from kitlib import experiments
+    from kitlib.measure import experiments
 
     redis = experiments.get("redis")
     as_text = redis.plan(environments='["native"]', clients="[1, 8]")

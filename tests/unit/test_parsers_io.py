@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kitlib import parsers
-from kitlib.errors import ParseError
+from kitlib.core.errors import ParseError
+from kitlib.measure import parsers
 
 from ..conftest import DATA
 

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kitlib import parsers
-from kitlib.errors import KitError
-from kitlib.records import Measurement
+from kitlib.core.errors import KitError
+from kitlib.core.records import Measurement
+from kitlib.measure import parsers
 
 from . import parser_oracle as oracle
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kitlib import parsers
-from kitlib.errors import ParseError
-from kitlib.experiments.redis import mix_of_phases
+from kitlib.core.errors import ParseError
+from kitlib.measure import parsers
+from kitlib.measure.experiments.redis import mix_of_phases
 
 from ..conftest import DATA
 
@@ -69,7 +69,7 @@ def test_garbage_raises(tmp_path):
 
 
 def test_unknown_tool_lists_known_ones():
-    from kitlib.errors import KitError
+    from kitlib.core.errors import KitError
 
     with pytest.raises(KitError, match="known tools: .*redis-benchmark"):
         parsers.get("no-such-tool")

@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from kitlib import parsers
-from kitlib.errors import ParseError
-from kitlib.parsers import numbers, redis_benchmark, scaleout_load, scaleout_oltp
+from kitlib.core.errors import ParseError
+from kitlib.measure import parsers
+from kitlib.measure.parsers import numbers, redis_benchmark, scaleout_load, scaleout_oltp
 
 from ..conftest import DATA
 

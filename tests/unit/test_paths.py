@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kitlib import analysis, paths
-from kitlib.errors import KitError
+from kitlib.analyse import analysis
+from kitlib.core import paths
+from kitlib.core.errors import KitError
 
 
 def test_relative_folders_resolve_against_the_project_root(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import kitlib
-from kitlib.errors import PlanError
+from kitlib.core.errors import PlanError
 
 
 def test_a_preset_replaces_the_profile_and_explicit_values_replace_the_preset():

@@ -6,8 +6,8 @@ import pytest
 
 import kitlib
 from kitlib.cli import main, parse_value
-from kitlib.environments.labels import parse_label
-from kitlib.errors import PlanError
+from kitlib.core.errors import PlanError
+from kitlib.specs.labels import parse_label
 
 
 def test_quick_plan_is_valid_and_stable():

@@ -14,10 +14,11 @@ import pytest
 from pydantic import ValidationError
 
 import kitlib
-from kitlib import experiments
-from kitlib.errors import PlanError
-from kitlib.planning import MAX_POINTS, Plan
-from kitlib.runner import run_plan
+from kitlib import specs
+from kitlib.core.errors import PlanError
+from kitlib.measure import experiments
+from kitlib.measure.planning import MAX_POINTS, Plan
+from kitlib.measure.runner import run_plan
 
 
 def dry_run(tmp_path, *args: str) -> str:
@@ -93,7 +94,7 @@ UNBOUNDED: set[str] = set()
         pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="fields without an upper bound"))
         if n in UNBOUNDED
         else n
-        for n in experiments.names()
+        for n in specs.names()
     ],
 )
 def test_every_numeric_parameter_has_an_upper_bound(name):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import preflight
-from kitlib.errors import ParseError
+from kitlib.core.errors import ParseError
+from kitlib.measure import preflight
 
 DATA = Path(__file__).parents[1] / "data" / "proc"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kitlib.procs import run_bounded
+from kitlib.core.procs import run_bounded
 
 
 def _running(pid: int) -> bool:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
-from kitlib import experiments
+from kitlib.measure import experiments
+from kitlib.measure.store import RunStore
 from kitlib.progress import Watcher, count_done, format_eta, planned_units
-from kitlib.store import RunStore
 
 
 def _plan():

@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from kitlib import provenance
-from kitlib.host import commands
-from kitlib.store import RunStore
+from kitlib.measure import provenance
+from kitlib.measure.host import commands
+from kitlib.measure.store import RunStore
 
 #: the keys of a session entry, in order, as readers (analysis, hostfacts, drift, replicas) find them
 KEYS = ["started", "run_label", "host", "host_id", "plan", "environments", "tool_versions", "commands", "layout"]

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from kitlib.environments.docker import docker_client
-from kitlib.errors import EnvironmentUnavailable
+from kitlib.core.errors import EnvironmentUnavailable
+from kitlib.measure.host.docker_engine import docker_client
 
 from .conftest import DEAD_DOCKER, FORBIDDEN
 

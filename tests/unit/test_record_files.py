@@ -9,10 +9,10 @@ import shutil
 import pandas as pd
 import pytest
 
-from kitlib import cli, record_files
-from kitlib.errors import RecordError
-from kitlib.paths import PROJECT_ROOT
-from kitlib.store import load_records
+from kitlib import cli
+from kitlib.core.errors import RecordError
+from kitlib.core.paths import PROJECT_ROOT
+from kitlib.results import load_records, record_files
 
 SAMPLE = PROJECT_ROOT / "data" / "sample"
 RUN = SAMPLE / "net" / "quick-be0bc79c48"
@@ -113,7 +113,7 @@ def test_good_rows_load_as_before(tmp_path):
 def test_a_folder_two_clones_resumed_under_one_old_id_is_split_by_session(tmp_path):
     import json
 
-    from kitlib import hostid
+    from kitlib.core import hostid
 
     epyc = {"cpu": {"model": "AMD EPYC", "logical_cpus": 2}, "os": {"machine_id": "3d" * 16}}
     xeon = {"cpu": {"model": "Intel(R) Xeon(R) Processor", "logical_cpus": 2}, "os": {"machine_id": "3d" * 16}}

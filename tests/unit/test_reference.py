@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kitlib import reference
+from kitlib.analyse import reference
 
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 
@@ -19,7 +19,7 @@ def test_every_row_is_complete_and_quoted():
 
 
 def test_every_finding_maps_to_a_claim_or_says_why_not():
-    from kitlib import claims
+    from kitlib.analyse import claims
 
     frame = reference.load()
     names = {c.name for c in claims.CLAIMS}

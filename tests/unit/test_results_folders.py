@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from kitlib import analysis, paths
-from kitlib.errors import KitError
+from kitlib.analyse import analysis
+from kitlib.core import paths
+from kitlib.core.errors import KitError
 
 SAMPLE = paths.PROJECT_ROOT / "data" / "sample"
 MEMORY = SAMPLE / "memory"

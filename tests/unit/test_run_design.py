@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from kitlib import drift, run_order, stats
-from kitlib.claims import core
+from kitlib.analyse.claims import core
+from kitlib.core import drift, run_order, stats
 
 
 def _record(env: str, value: float, repetition: int, position: int | None, **config) -> dict:

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import kitlib
-from kitlib import experiments
-from kitlib.errors import ParseError, PlanError
-from kitlib.experiments import scaleout
-from kitlib.parsers import scaleout_load
+from kitlib import specs
+from kitlib.core.errors import ParseError, PlanError
+from kitlib.measure.experiments import scaleout
+from kitlib.measure.parsers import scaleout_load
 
 DATA = Path(__file__).parents[1] / "data" / "scaleout"
 
@@ -47,7 +47,7 @@ def test_cut_short_output_is_refused():
 
 
 def test_registered_with_default_envs_and_profiles():
-    assert "scaleout" in experiments.names()
+    assert "scaleout" in specs.names()
     plan = kitlib.plan("scaleout")
     assert list(plan.environments) == ["native", "docker-host-volume", "docker-nat-volume"]
     assert plan.params["instances"] == 2 and plan.params["placements"] == ["default", "pinned"]
@@ -69,7 +69,7 @@ def test_proxy_configs_name_every_instance():
 
 
 def _claim(name):
-    from kitlib.claims import seeds
+    from kitlib.analyse.claims import seeds
 
     return next(c for c in seeds.CLAIMS if c.name == name)
 
@@ -96,7 +96,7 @@ def test_placement_claims_are_not_decided_where_instances_time_share_the_cpus(tm
 
     import pandas as pd
 
-    from kitlib import provenance
+    from kitlib.measure import provenance
 
     folder = tmp_path / "scaleout" / "quick-x"
     folder.mkdir(parents=True)
@@ -113,8 +113,8 @@ def test_placement_claims_are_not_decided_where_instances_time_share_the_cpus(tm
 
 
 def test_an_instance_without_a_pid_fails_its_point_with_what_redis_said():
-    from kitlib.errors import CommandFailed
-    from kitlib.experiments.scaleout import server_pid
+    from kitlib.core.errors import CommandFailed
+    from kitlib.measure.experiments.scaleout import server_pid
 
     assert server_pid("# Server\r\nredis_version:7.0.15\r\nprocess_id:4242\r\n", "x") == "4242"
     with pytest.raises(CommandFailed, match="no process_id line"):

@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import experiments
-from kitlib.errors import ParseError, PlanError
-from kitlib.experiments.scaleout_oltp import bundle_script
-from kitlib.parsers import scaleout_oltp
+from kitlib import specs
+from kitlib.core.errors import ParseError, PlanError
+from kitlib.measure import experiments
+from kitlib.measure.experiments.scaleout_oltp import bundle_script
+from kitlib.measure.parsers import scaleout_oltp
 
 DATA = Path(__file__).parents[1] / "data" / "scaleout_oltp"
 #: one quick run of this host (2 CPUs): native, docker-host-volume, docker-nat-volume, 3 trials each
@@ -19,7 +20,7 @@ RECORDS = DATA / "records-quick-3envs.csv"
 
 
 def _claim():
-    from kitlib.claims import seeds
+    from kitlib.analyse.claims import seeds
 
     return next(c for c in seeds.CLAIMS if c.name == "scaleout_oltp_docker_adds_little")
 
@@ -47,11 +48,11 @@ def test_parser_refuses_a_cut_short_output_and_a_client_that_could_not_connect()
 
 
 def test_registered_with_default_envs_profiles_and_validated_parameters():
-    assert "scaleout-oltp" in experiments.names()
+    assert "scaleout-oltp" in specs.names()
     plan = kitlib.plan("scaleout-oltp")
     assert list(plan.environments) == ["native", "docker-host-volume", "docker-nat-volume"]
     assert plan.params["instances"] == 2 and plan.params["placements"] == ["default", "pinned"]
-    # small, and long enough for sysbench's per-second reports to show a steady state (kitlib.steady)
+    # small, and long enough for sysbench's per-second reports to show a steady state (kitlib.core.steady)
     assert plan.params["rows"] < 10_000 and 5 <= plan.params["seconds"] <= 10
     assert kitlib.plan("scaleout-oltp", profile="paper").params["instances"] == 16
     for bad in ({"placements": ["numa9"]}, {"instances": 0}, {"threads": []}, {"buffer_pool_mb": 1}):
@@ -88,7 +89,7 @@ def test_claim_never_pools_thread_counts_or_hosts():
     slower.loc[slower["env"] != "native", "value"] *= 0.3
     verdict = _claim().evaluate(pd.concat([records, slower]))
     assert verdict.status == "not reproduced" and "2 thread counts" in verdict.reason
-    from kitlib import claims
+    from kitlib.analyse import claims
 
     two_hosts = pd.concat([records.assign(host="a"), records.assign(host="b", repetition=records["repetition"] + 3)])
     table = claims.evaluate_all(two_hosts)
@@ -104,7 +105,7 @@ def test_claim_is_not_decided_where_the_sut_has_fewer_cpus_than_instances():
 
 
 def test_figure_table_normalises_to_native_with_the_claims_interval():
-    from kitlib.figures.scaleout_oltp import normalised, scaleout_oltp_figure
+    from kitlib.analyse.figures.scaleout_oltp import normalised, scaleout_oltp_figure
 
     table = normalised(pd.read_csv(RECORDS))
     native, docker = table[table["env"] == "native"], table[table["env"] != "native"]

@@ -7,22 +7,25 @@ import importlib
 
 import pytest
 
-from kitlib import analysis, claims, experiments, figures, paths
+from kitlib import specs
+from kitlib.analyse import analysis, claims, figures
+from kitlib.core import paths
+from kitlib.measure import experiments
 
 
 def test_every_claim_belongs_to_exactly_one_experiment():
-    declared = [name for e in experiments.names() for name in experiments.schema(e).claims]
+    declared = [name for e in specs.names() for name in specs.schema(e).claims]
     assert sorted(declared) == sorted(c.name for c in claims.CLAIMS)
     assert len(declared) == len(set(declared))
 
 
-@pytest.mark.parametrize("name", experiments.names())
+@pytest.mark.parametrize("name", specs.names())
 def test_its_figures_exist_and_its_closed_loops_record_their_n(name):
     experiment = experiments.get(name)
     schema = experiment.schema
     for spec in schema.figures:
         module, function = spec.draw.rsplit(".", 1)
-        assert callable(getattr(importlib.import_module(f"kitlib.figures.{module}"), function)), spec
+        assert callable(getattr(importlib.import_module(f"kitlib.analyse.figures.{module}"), function)), spec
     plan = experiment.plan(environments=["native"], profile="quick")
     for workload in experiment.workloads(plan):
         for point in workload.points():
@@ -43,7 +46,7 @@ def test_the_sample_draws_every_declared_figure_of_the_experiments_it_holds():
         wanted = [
             figures.file_name(s.name, host)
             for host, own in part.groupby("host")
-            for s in experiments.schema(name).figures
+            for s in specs.schema(name).figures
             if s.drawable(own)
         ]
         assert sorted(drawn) == sorted(wanted), name
@@ -61,5 +64,5 @@ def test_headline_rows_keep_redis_mix_and_leave_other_workloads_alone():
         ]
         + [{"experiment": "redis", "workload": "other", "op": "set", "metric": "throughput", "value": 2.0}]
     )
-    kept = experiments.schema("redis").headline_rows(rows)
+    kept = specs.schema("redis").headline_rows(rows)
     assert list(zip(kept["workload"], kept["op"], strict=True)) == [("redis", "mix"), ("other", "set")]

@@ -8,12 +8,15 @@ import pandas as pd
 import pytest
 
 import kitlib
-from kitlib import adaptive, claims, sequential
-from kitlib.claims.core import INCONCLUSIVE
-from kitlib.errors import KitError, PlanError
-from kitlib.paths import PROJECT_ROOT
-from kitlib.runner import plan_units
-from kitlib.store import RunStore, load_records
+from kitlib import adaptive
+from kitlib.analyse import claims
+from kitlib.analyse.claims.core import INCONCLUSIVE
+from kitlib.core import sequential
+from kitlib.core.errors import KitError, PlanError
+from kitlib.core.paths import PROJECT_ROOT
+from kitlib.measure.runner import plan_units
+from kitlib.measure.store import RunStore
+from kitlib.results import load_records
 
 SAMPLE = PROJECT_ROOT / "data" / "sample"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kitlib.procs import run_bounded
+from kitlib.core.procs import run_bounded
 
 #: each builds a marker file if a shell ran it as code; `{mark}` is the marker's path
 INJECTIONS = [
@@ -86,7 +86,7 @@ def values(mark: Path) -> list[str]:
 
 
 def test_the_redis_fill_takes_a_hostile_host_as_one_argument(shell):
-    from kitlib.experiments.redis import fill_script
+    from kitlib.measure.experiments.redis import fill_script
 
     for host in values(shell.mark):
         shutil.rmtree(shell.calls)
@@ -100,7 +100,7 @@ def test_the_redis_fill_takes_a_hostile_host_as_one_argument(shell):
 
 
 def test_the_scaleout_load_takes_a_hostile_host_as_one_argument(shell):
-    from kitlib.experiments.scaleout import ScaleoutParams, load_script
+    from kitlib.measure.experiments.scaleout import ScaleoutParams, load_script
 
     p = ScaleoutParams(instances=2, loaders=2, clients=8, seconds=1, keyspace=10)
     for host in values(shell.mark):
@@ -122,8 +122,8 @@ def test_the_scaleout_load_takes_a_hostile_host_as_one_argument(shell):
 @pytest.mark.parametrize("proxy", ["twemproxy", "haproxy"])
 def test_the_proxy_script_writes_its_configuration_byte_for_byte(shell, proxy, monkeypatch):
     """The configuration (with the instances' addresses in it) reaches the proxy's file unchanged."""
-    from kitlib.experiments.scaleout import proxy_config, proxy_script
-    from kitlib.ports import free_ports
+    from kitlib.measure.experiments.scaleout import proxy_config, proxy_script
+    from kitlib.measure.host.ports import free_ports
 
     fake = shell.bin / ("nutcracker" if proxy == "twemproxy" else "haproxy")
     fake.write_text(
@@ -149,8 +149,8 @@ def test_the_proxy_script_writes_its_configuration_byte_for_byte(shell, proxy, m
 
 
 def test_the_oltp_bundle_takes_hostile_arguments_intact(shell):
-    from kitlib.experiments.mysql import sysbench_argv
-    from kitlib.experiments.scaleout_oltp import bundle_script
+    from kitlib.measure.experiments.mysql import sysbench_argv
+    from kitlib.measure.experiments.scaleout_oltp import bundle_script
 
     for host in values(shell.mark):
         shutil.rmtree(shell.calls)
@@ -172,7 +172,7 @@ def hostile_folder(tmp_path) -> Path:
 
 
 def test_the_block_probes_take_a_hostile_folder_as_one_argument(shell, hostile_folder, tmp_path):
-    from kitlib.experiments.block import DIRECT_PROBE, LAID_OUT
+    from kitlib.measure.experiments.block import DIRECT_PROBE, LAID_OUT
 
     test_file = hostile_folder / "fio-test"
     assert shell(["sh", "-c", LAID_OUT, "sh", str(test_file), "100"])[0] != 0, "absent: not laid out"
@@ -193,11 +193,12 @@ def test_fio_on_a_native_scratch_folder_with_a_hostile_name(hostile_folder, monk
     file is laid out inside it, and stopping removes the run's folder alone, never a prefix of it."""
     if shutil.which("fio") is None:
         pytest.skip("fio is not installed")
-    from kitlib import naming
-    from kitlib.environments.base import EnvSpec, Layout
-    from kitlib.environments.native import NativeEnvironment
-    from kitlib.errors import EnvironmentUnavailable
-    from kitlib.experiments.block import BlockParams, FioWorkload
+    from kitlib.core import naming
+    from kitlib.core.errors import EnvironmentUnavailable
+    from kitlib.measure.environments.base import Layout
+    from kitlib.measure.environments.native import NativeEnvironment
+    from kitlib.measure.experiments.block import BlockParams, FioWorkload
+    from kitlib.specs.labels import EnvSpec
 
     monkeypatch.setenv("KIT_SCRATCH", str(hostile_folder))
     env = NativeEnvironment(EnvSpec("native", "native"), Layout([0], [0]), run_label=naming.new_run_label())
@@ -219,7 +220,7 @@ def test_fio_on_a_native_scratch_folder_with_a_hostile_name(hostile_folder, monk
 
 
 def test_the_volume_copy_takes_hostile_paths_and_arguments_intact(shell, hostile_folder, tmp_path):
-    from kitlib.experiments.latency import copied_first
+    from kitlib.measure.experiments.latency import copied_first
 
     source = hostile_folder / "f 1;x"
     source.write_text("lower layer")
@@ -235,7 +236,7 @@ def test_the_volume_copy_takes_hostile_paths_and_arguments_intact(shell, hostile
 
 def test_a_service_behind_a_transport_in_a_hostile_folder_starts_and_stops(shell, hostile_folder, tmp_path):
     """The remote transport's spawn, liveness and stop scripts, run here by a local shell."""
-    from kitlib.environments.remote import Transport
+    from kitlib.measure.environments.remote import Transport
 
     transport = Transport(
         lambda argv, timeout: run_bounded(argv, timeout=timeout), lambda argv, cpus: list(argv), str(hostile_folder)
@@ -258,7 +259,7 @@ def test_a_service_behind_a_transport_in_a_hostile_folder_starts_and_stops(shell
 
 
 def test_a_guest_file_step_writes_to_a_hostile_path(shell, hostile_folder, tmp_path):
-    from kitlib.vm.guest_image import _write_file
+    from kitlib.measure.vm.guest_image import _write_file
 
     target = hostile_folder / "kit.conf"
     text = f"line $(touch {shell.mark})\n`x` 'y' \"z\"\n"

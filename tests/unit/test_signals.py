@@ -10,12 +10,12 @@ import textwrap
 
 import pytest
 
-from kitlib.signals import default_dispositions
+from kitlib.core.signals import default_dispositions
 
 PROGRAM = textwrap.dedent(
     """
     import sys, time
-    from kitlib import signals
+    from kitlib.core import signals
     try:
         with signals.stop_on_signals():
             try:
@@ -72,14 +72,14 @@ def test_a_signal_the_caller_ignores_stays_ignored():
 
 
 def test_a_second_process_cannot_take_a_run_folders_lock(tmp_path):
-    from kitlib.errors import KitError
-    from kitlib.store import RunStore
+    from kitlib.core.errors import KitError
+    from kitlib.measure.store import RunStore
 
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import sys, time; from kitlib.store import RunStore\n"
+            "import sys, time; from kitlib.measure.store import RunStore\n"
             f"with RunStore({str(tmp_path)!r}).locked():\n    print('held', flush=True); time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
@@ -100,7 +100,7 @@ def test_a_second_process_cannot_take_a_run_folders_lock(tmp_path):
 AFTER_THE_BLOCK = textwrap.dedent(
     """
     import os, signal, sys, time
-    from kitlib import signals
+    from kitlib.core import signals
     try:
         with signals.stop_on_signals(until_exit=True):
             print("ready", flush=True)

@@ -8,8 +8,8 @@ import paramiko
 import pytest
 
 import kitlib
-from kitlib import ssh, ssh_files
-from kitlib.errors import EnvironmentUnavailable, PlanError
+from kitlib.core.errors import EnvironmentUnavailable, PlanError
+from kitlib.measure.host import ssh, ssh_files
 
 
 def _keygen(folder, name: str) -> tuple:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib import stability
+from kitlib.analyse import stability
 
 
 def frame(values: dict[str, list[float]], **columns) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""kitlib.stats against scipy and hand-computed values."""
+"""kitlib.core.stats against scipy and hand-computed values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sp
 
-from kitlib import stats
+from kitlib.core import stats
 
 
 def frame(env_values: dict[str, list[float]], unit: str = "req/s") -> pd.DataFrame:

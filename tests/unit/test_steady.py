@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from kitlib import steady
-from kitlib.errors import ParseError
-from kitlib.parsers import fio_iops_log, nuttcp, scaleout_oltp, sysbench
+from kitlib.core import steady
+from kitlib.core.errors import ParseError
+from kitlib.measure.parsers import fio_iops_log, nuttcp, scaleout_oltp, sysbench
 
 from ..conftest import DATA
 

@@ -9,10 +9,12 @@ import time
 import pandas as pd
 import pytest
 
-from kitlib import cleanup, progress
-from kitlib.errors import KitError, RecordError
-from kitlib.records import Measurement, Record, place
-from kitlib.store import FORMAT_VERSION, TEMP_GRACE_S, RunStore, _umask, atomic_write, load_records, unit_key
+from kitlib import progress
+from kitlib.core.errors import KitError, RecordError
+from kitlib.core.records import Measurement, Record, place
+from kitlib.measure import cleanup
+from kitlib.measure.store import FORMAT_VERSION, TEMP_GRACE_S, RunStore, _umask, atomic_write, unit_key
+from kitlib.results import load_records
 
 
 def _records(value: float, repetition: int, run_id: str = "quick-x"):

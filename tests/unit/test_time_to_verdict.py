@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kitlib.claims import CLAIMS
+from kitlib.analyse.claims import CLAIMS
 
 BENCH = runpy.run_path(str(Path(__file__).resolve().parents[2] / "benchmarks" / "time_to_verdict.py"))
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import timing
-from kitlib.runner import tool_seconds
+from kitlib.core import timing
+from kitlib.measure.runner import tool_seconds
 
 RUN = Path(__file__).parents[1] / "data" / "timing" / "redis-quick"
 

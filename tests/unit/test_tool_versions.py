@@ -11,9 +11,12 @@ import shutil
 import pandas as pd
 import pytest
 
-from kitlib import analysis, claims, experiments, provenance, tool_versions
-from kitlib.paths import PROJECT_ROOT
-from kitlib.store import load_records
+from kitlib import specs
+from kitlib.analyse import analysis, claims
+from kitlib.core import tool_versions
+from kitlib.core.paths import PROJECT_ROOT
+from kitlib.measure import provenance
+from kitlib.results import load_records
 
 BLOCK = PROJECT_ROOT / "data" / "sample" / "block" / "quick-6c68d205b5"
 UPGRADED = "quick-fio335"
@@ -90,8 +93,8 @@ def test_the_statistics_table_keeps_each_version_a_row_of_its_own(two_fio_versio
 
 
 def test_every_declared_tool_is_a_package_provenance_records():
-    for name in experiments.names():
-        schema = experiments.schema(name)
+    for name in specs.names():
+        schema = specs.schema(name)
         declared = {*schema.tools, *schema.client_tools}
         for workload in schema.workloads:
             declared |= {tool for side in schema.tools_of(workload) for tool in side}

@@ -12,8 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kitlib import cli, latency_analysis, littles_law, paths, stats, tour
-from kitlib.tour import findings, points, student
+from kitlib import cli
+from kitlib.analyse import littles_law, tour
+from kitlib.analyse.tour import findings, points, student
+from kitlib.core import latency_analysis, paths, stats
 
 from ..conftest import DATA
 
@@ -303,7 +305,7 @@ def test_chapter_3_reads_the_closed_loops_a_students_records_hold(loopback):
 
 
 def test_chapter_5_reads_an_a_a_pair_by_its_interval(loopback):
-    from kitlib import replicas
+    from kitlib.analyse import replicas
 
     table = replicas.aa_table(loopback)
     text = tour.noise_floor(loopback)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kitlib import environments
-from kitlib.errors import PlanError
-from kitlib.vm.libvirt import domain_xml
-from kitlib.vm.qemu import VmConfig, command_line
+from kitlib.core.errors import PlanError
+from kitlib.measure import environments
+from kitlib.measure.vm.libvirt import domain_xml
+from kitlib.measure.vm.qemu import VmConfig, command_line
 
 
 def _config(tmp_path: Path, *, tuned: bool, accel: str = "kvm", fmt: str = "raw") -> VmConfig:

@@ -1,0 +1,113 @@
+"""The studies' testable findings as named claims over records, decided on intervals.
+
+Each claim quotes the sentence it encodes, declares a band on an effect and the rule that turns the
+sentence into that band (see `kitlib.analyse.claims.core`), and evaluates to `reproduced`, `not reproduced`,
+`inconclusive` or `not testable here`, with evidence written from the same interval. Records of different
+hosts are never pooled: `evaluate_all` decides per host. Absolute numbers are never compared with the
+papers; ratios and differences are. The findings no claim tests are listed with the reason in
+`kitlib.analyse.claims.unencoded`; `listing` prints both.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from kitlib import specs
+from kitlib.analyse.claims import felter, latency, seeds, unencoded, versions
+from kitlib.analyse.claims.core import (
+    DERIVED,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_TESTABLE,
+    PAPER,
+    REPRODUCED,
+    STATUSES,
+    Claim,
+    Verdict,
+)
+from kitlib.core import hostfacts
+
+CLAIMS: list[Claim] = [*felter.CLAIMS, *latency.CLAIMS, *seeds.CLAIMS]
+
+__all__ = [
+    "CLAIMS",
+    "DERIVED",
+    "PAPER",
+    "INCONCLUSIVE",
+    "NOT_REPRODUCED",
+    "NOT_TESTABLE",
+    "REPRODUCED",
+    "STATUSES",
+    "Claim",
+    "Verdict",
+    "evaluate_all",
+    "listing",
+    "of",
+]
+
+COLUMNS = [
+    *("claim", "host", "source", "statement", "status", "reason", "ratio", "ci_low", "ci_high", "p_value", "n"),
+    *("alpha", "needed", "envs", "workloads"),
+]
+
+
+LISTING_COLUMNS = ["claim", "source", "quote", "band", "kind"]
+
+
+def listing() -> pd.DataFrame:
+    """Every claim with its source, verbatim quote, band (with the rule behind it) and kind, then every
+    finding no claim tests, its band column saying why not."""
+    rows = [
+        {
+            "claim": c.name,
+            "source": c.cited,
+            "quote": c.quote,
+            "band": f"{c.band}; rule: {c.rule}" if c.rule else c.band,
+            "kind": c.kind,
+        }
+        for c in CLAIMS
+    ]
+    rows += [
+        {"claim": f.name, "source": f.cited, "quote": f.quote, "band": f.line, "kind": unencoded.NOT_ENCODED}
+        for f in unencoded.FINDINGS
+    ]
+    return pd.DataFrame(rows, columns=LISTING_COLUMNS)
+
+
+def of(experiment: str) -> list[Claim]:
+    """The claims an experiment's schema says its records decide."""
+    names = set(specs.schema(experiment).claims)
+    return [claim for claim in CLAIMS if claim.name in names]
+
+
+def evaluate_all(df: pd.DataFrame, experiment: str | None = None, allow_mixed_versions: bool = False) -> pd.DataFrame:
+    """Every claim's verdict on these records (only the experiment's where one is named), one row per
+    claim and host (hosts are never pooled); a verdict resting on runs of differing tool versions is
+    left undecided unless `allow_mixed_versions` (`kitlib.analyse.claims.versions`)."""
+    chosen = of(experiment) if experiment else CLAIMS
+    if df.empty or "env" not in df.columns:
+        return _table(df, hostfacts.UNKNOWN_HOST, chosen)
+    df = hostfacts.with_host(df)
+    return pd.concat(
+        [_table(part, host, chosen, allow_mixed_versions) for host, part in df.groupby("host", sort=True)],
+        ignore_index=True,
+    )
+
+
+def _table(df: pd.DataFrame, host: str, chosen: list[Claim], allow_mixed_versions: bool = False) -> pd.DataFrame:
+    rows = []
+    for claim in chosen:
+        if df.empty:
+            verdict = Verdict(NOT_TESTABLE, "no records in these records")
+        else:
+            verdict = versions.checked(claim, claim.evaluate(df), df, allow_mixed_versions)
+        rows.append(
+            {
+                "claim": claim.name,
+                "host": host,
+                "source": claim.cited,
+                "statement": claim.statement,
+                **verdict.__dict__,
+            }
+        )
+    return pd.DataFrame(rows, columns=COLUMNS)

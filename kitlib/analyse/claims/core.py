@@ -1,0 +1,791 @@
+"""One verdict rule for every claim: the interval of an effect against the band the paper states.
+
+A claim carries the sentence it encodes (a verbatim quote from the seed texts), the band on an effect
+(a ratio or a difference, with its direction) and the rule that turns the sentence into that band (the
+`RULE_*` texts below: the same words always give the same band; a band is never widened for noise,
+which belongs in the interval). The verdict is **reproduced** when the interval lies inside the band,
+**not reproduced** when it lies entirely outside, **inconclusive** otherwise (with the repetitions
+that would likely decide it), and never decided on fewer than 3 runs a side. Each interval rests on
+one host and one configuration: where records sweep a parameter, every configuration is decided by
+itself and all must hold, since no seed averages a sweep. Where configurations are combined, each run
+is aggregated over them first (n counts runs); the test follows the run's design (`effect_between`):
+pairs within a repetition where an interleaved run drifts, Welch's t otherwise, and no decision from a
+blocked run the drift test cannot clear. Intervals are 95%, or on the records of a run that added
+repetitions until its claims were decided, at the level its looks keep (`kitlib.core.sequential`). The
+evidence text is written from the same numbers as the verdict, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from kitlib import specs
+from kitlib.core import drift, run_order, sequential, stats
+from kitlib.core.errors import PlanError
+from kitlib.core.records import BOOKKEEPING_COLUMNS
+from kitlib.specs.labels import EMULATED, parse_label, replicated
+
+REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
+PAPER, DERIVED = "paper", "derived"  # the paper's own finding, or the kit's derivation from a sentence
+#: how a stated number may be missed: this share of the effect's size (of ratio − 1, or of an offset)
+STATED_TOLERANCE = 0.25
+#: the smallest effect a word for a large one ('markedly', 'significant', 'greatly', 'noticeably') admits
+LARGE = 0.10
+
+RULE_EQUAL = (
+    "a statement of equality ('very similar', 'almost identical', 'virtually the same', 'the same', "
+    "'negligible', 'no overhead', 'similar') reads as a ratio within ±5%"
+)
+RULE_STATED = (
+    "a stated number (a percentage, a factor, an offset, or a factor in words: 'doubles', 'half') reads "
+    f"as that effect within ±{STATED_TOLERANCE:.0%} of its size (of ratio − 1, or of the offset)"
+)
+RULE_BOUND = "a stated bound ('over', 'higher than', 'less than', 'only', 'up to') reads as that bound, one-sided"
+RULE_LARGE = (
+    f"a large effect in words ('markedly', 'significant', 'greatly', 'noticeably') reads as at least {LARGE:.0%}"
+)
+RULE_SMALL = f"a small effect in words ('a little') reads as more than 0 and at most {LARGE:.0%}"
+RULE_DIRECTION = "a direction without a size ('increases', 'lower', 'longer') reads as any effect that way"
+RULE_EVERY = "every configuration measured must hold by itself"
+INCONCLUSIVE, NOT_TESTABLE = "inconclusive", "not testable here"
+STATUSES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTABLE)
+MIN_RUNS = 3
+ALPHA = 0.05
+
+#: columns that never make two records different configurations (bookkeeping of a run)
+BOOKKEEPING = BOOKKEEPING_COLUMNS | {"env"}
+#: options that belong to the environment (its label carries them), not to the configuration
+ENV_OPTION_COLUMNS = {
+    "quota",
+    "period",
+    "shares",
+    "cpus",
+    "mem",
+    "numa",
+    "qcow2",
+    "hostnet",
+    "volume",
+    "replica",
+    "filesystem",
+    "storage",
+    "containers",  # how many containers a scale-out's instances run in: 0 native, N on Docker labels
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: str
+    reason: str
+    ratio: float = float("nan")  # the effect: a ratio, a difference or a level, as the band says
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+    p_value: float = float("nan")
+    n: int = 0  # fewest runs a side in any configuration the effect rests on
+    #: runs a side that would likely decide an inconclusive verdict (80% power; None: no estimate)
+    needed: int | None = None
+    #: the environments and workloads whose records the verdict rests on (what more runs would repeat)
+    envs: tuple[str, ...] = ()
+    workloads: tuple[str, ...] = ()
+    #: the error rate of the interval (0.05, or a sequential run's per-look level)
+    alpha: float = ALPHA
+
+    @property
+    def effect(self) -> float:
+        return self.ratio
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A finding as a test: the sentence it encodes (`quote`, verbatim from seed `seed` at `source`),
+    the `band` its effect must lie in, the `rule` that turns the sentence into that band, and whether it
+    is the paper's own finding (`paper`) or the kit's derivation from a sentence (`derived`)."""
+
+    name: str
+    source: str
+    statement: str
+    predicate: Callable[[pd.DataFrame], Verdict] = field(repr=False)
+    seed: str = ""
+    quote: str = ""
+    band: str = ""
+    rule: str = ""
+    kind: str = PAPER
+
+    @property
+    def cited(self) -> str:
+        """The source with the seed file it is quoted from."""
+        return f"seed {self.seed}: {self.source}" if self.seed else self.source
+
+    def evaluate(self, df: pd.DataFrame) -> Verdict:
+        try:
+            return self.predicate(df)
+        except KeyError as exc:  # a column the records of this run lack
+            return Verdict(NOT_TESTABLE, f"the records lack {exc}")
+
+
+# ---------------------------------------------------------------- environments
+
+
+def base_and_options(label: str) -> tuple[str, dict[str, object]]:
+    """The label's base and options; `+replica` (an A/A control series) is kept as an option."""
+    base, *suffixes = str(label).split("+")
+    rest = [s for s in suffixes if s != "replica"]
+    try:
+        spec = parse_label("+".join([base, *rest]))
+    except PlanError:
+        return base, {"unknown": True}
+    options = dict(spec.options)
+    if "replica" in suffixes:
+        options["replica"] = True
+    return base, options
+
+
+def kind_of(label: str) -> str | None:
+    base = str(label).split("+")[0]
+    try:
+        return parse_label(base).kind
+    except PlanError:
+        return None
+
+
+def is_replica(label: str) -> bool:
+    return replicated(str(label)) is not None
+
+
+@dataclass(frozen=True)
+class Envs:
+    """Which environment labels stand for a claim's side: exact labels, or a kind (never a prefix)."""
+
+    text: str
+    accepts: Callable[[str], bool] = field(repr=False)
+
+    def members(self, labels: Iterable[str]) -> list[str]:
+        return sorted({str(label) for label in labels if not is_replica(label) and self.accepts(str(label))})
+
+
+def exact(*labels: str) -> Envs:
+    return Envs(" or ".join(labels), lambda label: label in labels)
+
+
+def kind(name: str, option: str | None = None) -> Envs:
+    """Labels of this kind with no option (or with exactly this one option); emulated guests never count."""
+
+    def accepts(label: str) -> bool:
+        base, options = base_and_options(label)
+        if base in EMULATED or kind_of(label) != name or "unknown" in options:
+            return False
+        return set(options) == ({option} if option else set())
+
+    text = f"every {name} environment" + (f" with +{option}" if option else " without options")
+    return Envs(text, accepts)
+
+
+# ---------------------------------------------------------------- bands
+
+
+@dataclass(frozen=True)
+class Band:
+    """Where the effect must lie for the paper's statement to hold."""
+
+    low: float
+    high: float
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.text} [{_fmt(self.low)}, {_fmt(self.high)}]"
+
+
+def about_equal(t: float) -> Band:
+    return Band(1 - t, 1 + t, f"about equal (within ±{t:.0%})")
+
+
+def at_least_higher(x: float) -> Band:
+    return Band(1 + x, math.inf, "higher" if x == 0 else f"at least {x:.0%} higher")
+
+
+def at_least_lower(x: float) -> Band:
+    return Band(0.0, 1 - x, "lower" if x == 0 else f"at least {x:.0%} lower")
+
+
+def about_times(k: float, t: float) -> Band:
+    return Band(k * (1 - t), k * (1 + t), f"about {k:g}× (±{t:.0%})")
+
+
+def offset(low: float, high: float, unit: str, text: str) -> Band:
+    return Band(low, high, f"{text} ({unit})")
+
+
+def stated_ratio(ratio: float, high: float | None = None) -> Band:
+    """A stated ratio (or range of ratios) within STATED_TOLERANCE of its effect: 1.8 → [1.6, 2.0]."""
+    high = ratio if high is None else high
+    low_e, high_e = ratio - 1, high - 1
+    low = 1 + low_e - STATED_TOLERANCE * abs(low_e)
+    top = 1 + high_e + STATED_TOLERANCE * abs(high_e)
+    said = f"{ratio:g}" if high == ratio else f"{ratio:g}–{high:g}"
+    return Band(min(low, top), max(low, top), f"about {said}× (±{STATED_TOLERANCE:.0%} of the effect)")
+
+
+def stated_offset(value: float, unit: str, high: float | None = None) -> Band:
+    """A stated offset (or range) within STATED_TOLERANCE of its size: +15 µs → [11.25, 18.75] µs."""
+    high = value if high is None else high
+    said = f"{value:g}" if high == value else f"{value:g}–{high:g}"
+    return Band(
+        value - STATED_TOLERANCE * abs(value),
+        high + STATED_TOLERANCE * abs(high),
+        f"about {said} {unit} (±{STATED_TOLERANCE:.0%})",
+    )
+
+
+def large_higher() -> Band:
+    return Band(1 + LARGE, math.inf, f"at least {LARGE:.0%} higher")
+
+
+def large_lower() -> Band:
+    return Band(0.0, 1 - LARGE, f"at least {LARGE:.0%} lower")
+
+
+def small_lower() -> Band:
+    return Band(1 - LARGE, 1.0, f"lower by at most {LARGE:.0%}")
+
+
+EQUAL = about_equal(0.05)
+
+
+def _fmt(x: float) -> str:
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.3g}"
+
+
+# ---------------------------------------------------------------- effects
+
+
+@dataclass(frozen=True)
+class Effect:
+    """An effect with its interval (95%, or the level of a sequential run's looks: `alpha`), the fewest
+    runs a side behind it and how it was combined; `df` and `paired` say which t the interval used (for
+    the runs that would decide it), `undecided` why the interval, however narrow, may not decide (a
+    blocked run with a drift)."""
+
+    value: float
+    low: float
+    high: float
+    p_value: float
+    n: int
+    how: str
+    scale: str  # "ratio" (estimated on logarithms), "difference" or "level"
+    df: float = math.nan
+    paired: bool = False
+    undecided: str = ""
+    alpha: float = ALPHA
+
+
+def configuration_columns(rows: pd.DataFrame) -> list[str]:
+    """Columns that make records different configurations: all but run bookkeeping and the options an
+    environment label carries (quota, shares, filesystem, numa, …)."""
+    skip = BOOKKEEPING | ENV_OPTION_COLUMNS
+    return [c for c in rows.columns if c not in skip and rows[c].notna().any()]
+
+
+def _keyed(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
+    if not columns:
+        return pd.Series("all", index=rows.index)
+    text = rows[columns].apply(lambda column: column.map(lambda v: "∅" if pd.isna(v) else str(v)))
+    return text.agg(" | ".join, axis=1)
+
+
+#: what makes one run of an environment: its run and repetition (every configuration of a repetition ran
+#: in it; a unit's configurations, STREAM's four kernels, even in one process)
+RUN_COLUMNS = ("run_id", "repetition")
+
+
+def _runs(side: pd.DataFrame) -> pd.Series:
+    """Each record's run: its run and repetition, or the record itself where it names none."""
+    columns = [c for c in RUN_COLUMNS if c in side.columns]
+    if not columns:
+        return pd.Series(side.index.astype(str), index=side.index)
+    named = side[columns].notna().all(axis=1)
+    text = side[columns].astype(str).agg(" | ".join, axis=1)
+    return text.where(named, "record " + side.index.astype(str))
+
+
+def per_run(side: pd.DataFrame, keys: pd.Series, common: list[str], scale: str) -> tuple[pd.Series, int]:
+    """One value per run: the mean over the configurations of that run of the (log) values, so that
+    configurations measured together count as one observation, not several. Runs lacking one of the
+    configurations are left out; their count is returned beside the values."""
+    chosen = keys.isin(common)
+    side, keys = side[chosen], keys[chosen]
+    values = side["value"].to_numpy(float)
+    table = pd.DataFrame(
+        {"run": _runs(side), "config": keys, "v": np.log(values) if scale == "ratio" else values}, index=side.index
+    )
+    wide = table.groupby(["run", "config"])["v"].mean().unstack("config")
+    complete = wide.dropna()
+    return complete.mean(axis=1), len(wide) - len(complete)
+
+
+def same_runs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Both sides from the runs that measured both, where there are such: an environment measured again
+    in another run (an LXC run beside the main one) was not interleaved with the baseline, so its
+    records would pool two designs. Returns the sides and the run ids left out. Runs that share
+    nothing are compared as they are (their order and drift decide, as for any run)."""
+    if "run_id" not in a.columns or "run_id" not in b.columns:
+        return a, b, []
+    ids_a, ids_b = set(a["run_id"].dropna()), set(b["run_id"].dropna())
+    shared = ids_a & ids_b
+    if not shared or (ids_a == shared and ids_b == shared):
+        return a, b, []
+    apart = sorted((ids_a | ids_b) - shared)
+    return a[a["run_id"].isin(shared)], b[b["run_id"].isin(shared)], apart
+
+
+def shares_runs(rows: pd.DataFrame, columns: list[str]) -> bool:
+    """Whether records of several configurations come from one unit (one process): same run, environment,
+    repetition and position, as STREAM's kernels of one hpcc run or fio's read and write of one job."""
+    unit = [c for c in ("run_id", "env", "repetition", "position") if c in rows.columns]
+    if "position" not in unit or rows["position"].isna().any() or not columns:
+        return False
+    return bool(_keyed(rows, columns).groupby([rows[c] for c in unit]).nunique().max() > 1)
+
+
+def effect_between(
+    rows: pd.DataFrame, env: str, baseline: str, scale: str = "ratio", context: pd.DataFrame | None = None
+) -> Effect | str:
+    """`env` against `baseline`, compared only between records whose configuration columns are all equal.
+    Each run is aggregated first (the mean over its configurations, of logarithms for a ratio: the
+    geometric mean), so n counts runs, never configurations. Interleaved repetitions with a drift over
+    the run: the repetition is a block (a paired t on the log ratios within a repetition); otherwise
+    Welch's t. A blocked run (or one whose positions were not recorded) is not decided unless the drift
+    test clears it (no trend found, and none over 5% of the run within its 95% interval).
+    `context` holds the records the drift test looks at (default `rows`). Returns the reason instead
+    when there is nothing to compare."""
+    a, b = rows[rows["env"] == env], rows[rows["env"] == baseline]
+    if a.empty or b.empty:
+        return f"no records of {env if a.empty else baseline}"
+    a, b, apart = same_runs(a, b)
+    columns = [c for c in configuration_columns(rows) if c not in ("env",)]
+    ka, kb = _keyed(a, columns), _keyed(b, columns)
+    common = sorted(set(ka) & set(kb))
+    if not common:
+        return f"{env} and {baseline} share no configuration (columns {', '.join(columns)})"
+    if scale == "ratio" and ((a["value"] <= 0).any() or (b["value"] <= 0).any()):
+        return "values not all positive: no ratio"
+    va, dropped_a = per_run(a, ka, common, scale)
+    vb, dropped_b = per_run(b, kb, common, scale)
+    if va.empty or vb.empty:
+        return f"no run of {env if va.empty else baseline} holds every configuration ({len(common)})"
+    pairs = sorted(set(va.index) & set(vb.index))
+    both = pd.concat([a, b])
+    alpha = sequential.alpha_of(both)
+    order = run_order.order_of(both)
+    trend = drift.flagged(both if context is None else context[context["env"].isin([env, baseline])])
+    paired = order == run_order.INTERLEAVED and bool(trend) and len(pairs) >= MIN_RUNS
+    back = math.exp if scale == "ratio" else float
+    how = _how(len(common), scale, paired, order, trend)
+    if dropped_a or dropped_b:
+        how += f"; {dropped_a + dropped_b} run(s) lacking a configuration left out"
+    if apart:
+        how += f"; {len(apart)} run(s) that measured only one of the two left out ({', '.join(apart)})"
+    undecided = ""
+    if order in run_order.CONFOUNDED:
+        looked = both if context is None else context[context["env"].isin([env, baseline])]
+        unclear = drift.unbounded(looked)
+        if unclear:
+            undecided = (
+                f"the runs were {order} and the drift test does not clear them ({'; '.join(unclear)}): a drift "
+                "of the machine would read as a difference between the environments; rerun interleaved "
+                "(the default order) to decide"
+            )
+    if paired:
+        d = (va[pairs] - vb[pairs]).to_numpy()
+        point, n = float(d.mean()), len(d)
+    else:
+        point, n = float(va.mean() - vb.mean()), min(len(va), len(vb))
+    if n < MIN_RUNS:
+        return Effect(back(point), math.nan, math.nan, math.nan, n, how, scale, undecided=undecided, alpha=alpha)
+    interval = stats.paired_difference_interval if paired else stats.difference_interval
+    x, y = (va[pairs], vb[pairs]) if paired else (va, vb)
+    _, low, high, p, df = interval(x.to_numpy(), y.to_numpy(), alpha)
+    if low == high:
+        df = n - 1 if paired else len(va) + len(vb) - 2
+    return Effect(back(point), back(low), back(high), p, n, how, scale, float(df), paired, undecided, alpha)
+
+
+def per_configuration(
+    rows: pd.DataFrame, env: str, baseline: str, scale: str = "ratio"
+) -> list[tuple[str, Effect | str]] | str:
+    """`env` against `baseline` in each configuration both have, one effect each (one host, one
+    configuration per interval), named by the columns that tell the configurations apart. Returns the
+    reason instead when there is nothing to compare."""
+    a, b = rows[rows["env"] == env], rows[rows["env"] == baseline]
+    if a.empty or b.empty:
+        return f"no records of {env if a.empty else baseline}"
+    columns = [c for c in configuration_columns(rows) if c != "env"]
+    ka, kb = _keyed(a, columns), _keyed(b, columns)
+    common = sorted(set(ka) & set(kb), key=_natural)
+    if not common:
+        return f"{env} and {baseline} share no configuration (columns {', '.join(columns)})"
+    both = pd.concat([a, b])
+    varying = [c for c in columns if both[c].astype(str).nunique() > 1]
+    found = []
+    for key in common:
+        part = pd.concat([a[ka == key], b[kb == key]])
+        values = dict(zip(columns, key.split(" | "), strict=False)) if columns else {}
+        name = ", ".join(f"{c} {values[c]}" for c in varying) if varying else ""
+        found.append((name, effect_between(part, env, baseline, scale, context=rows)))
+    return found
+
+
+def _natural(key: str) -> list:
+    """Configurations in numeric order where their values are numbers (threads 4 before 16)."""
+    out = []
+    for part in key.split(" | "):
+        try:
+            out.append((0, float(part), ""))
+        except ValueError:
+            out.append((1, 0.0, part))
+    return out
+
+
+def level_of(values: pd.Series, alpha: float = ALPHA) -> Effect | str:
+    """The mean of one series with its t interval at 1 − alpha (for a claim on a level, e.g. start-up < 1 s)."""
+    v = values.to_numpy(float)
+    if len(v) == 0:
+        return "no records"
+    what = "mean of the runs"
+    if len(v) < MIN_RUNS:
+        return Effect(float(v.mean()), math.nan, math.nan, math.nan, len(v), what, "level", alpha=alpha)
+    half = float(sps.t.ppf(1 - alpha / 2, len(v) - 1)) * v.std(ddof=1) / math.sqrt(len(v))
+    return Effect(float(v.mean()), v.mean() - half, v.mean() + half, math.nan, len(v), what, "level", alpha=alpha)
+
+
+def _how(k: int, scale: str, paired: bool = False, order: str = "", trend: list[str] | None = None) -> str:
+    log = " on log values" if scale == "ratio" else ""
+    if paired:
+        model = f"paired t{log} within each repetition of the interleaved run (the drift test finds a trend)"
+    else:
+        why = {
+            run_order.INTERLEAVED: " (interleaved, no trend: Welch is the more powerful)",
+            run_order.BLOCKED: " (blocked run)",
+            run_order.UNRECORDED: " (blocked run without positions)",
+            run_order.OTHER: " (repetitions not in blocks)",
+        }.get(order, "")
+        model = f"Welch t{log}{why}"
+    if k == 1:
+        return f"one configuration, {model}"
+    combined = "geometric mean" if scale == "ratio" else "mean"
+    return f"{combined} of the {k} configurations of each run, then {model}"
+
+
+# ---------------------------------------------------------------- the rule
+
+
+def decide(effect: Effect, band: Band, subject: str) -> Verdict:
+    """The verdict of an effect against a band, with evidence written from the same numbers."""
+    name = {"ratio": "ratio", "difference": "difference", "level": "mean"}[effect.scale]
+    head = f"{subject}: {name} {effect.value:.3g}"
+    common = dict(
+        ratio=effect.value,
+        ci_low=effect.low,
+        ci_high=effect.high,
+        p_value=effect.p_value,
+        n=effect.n,
+        alpha=effect.alpha,
+    )
+    if effect.n < MIN_RUNS:
+        return Verdict(
+            INCONCLUSIVE,
+            f"{head} from {effect.n} run(s) a side; at least {MIN_RUNS} are needed for an interval; claim: {band}",
+            **common,
+        )
+    if not (math.isfinite(effect.low) or effect.low == -math.inf) or math.isnan(effect.high):
+        return Verdict(INCONCLUSIVE, f"{head}: no interval could be computed ({effect.how}); claim: {band}", **common)
+    ci = f"{sequential.level_text(effect.alpha)} CI {effect.low:.3g}..{effect.high:.3g} ({effect.how})"
+    if effect.undecided:
+        return Verdict(INCONCLUSIVE, f"{head}, {ci}: not decided: {effect.undecided}; claim: {band}", **common)
+    status = band_status(np.array([effect.low]), np.array([effect.high]), band)[0]
+    if status == REPRODUCED:
+        return Verdict(REPRODUCED, f"{head}, {ci} lies inside the band {band}", **common)
+    if status == NOT_REPRODUCED:
+        side = "below" if effect.high < band.low else "above"
+        return Verdict(NOT_REPRODUCED, f"{head}, {ci} lies entirely {side} the band {band}", **common)
+    crossed = [
+        edge
+        for edge, crosses in (
+            (f"lower edge {_fmt(band.low)}", effect.low < band.low),
+            (f"upper edge {_fmt(band.high)}", effect.high > band.high),
+        )
+        if crosses
+    ]
+    needed, text = repetitions_to_decide(effect, band)
+    return Verdict(
+        INCONCLUSIVE,
+        f"{head}, {ci} crosses the {' and the '.join(crossed)} of the band {band}; {text}",
+        **common,
+        needed=needed,
+    )
+
+
+def band_status(low: np.ndarray, high: np.ndarray, band: Band) -> np.ndarray:
+    """The rule itself, for many intervals at once: inside the band, entirely outside it, or neither."""
+    inside = (low >= band.low) & (high <= band.high)
+    outside = (high < band.low) | (low > band.high)
+    return np.where(inside, REPRODUCED, np.where(outside, NOT_REPRODUCED, INCONCLUSIVE))
+
+
+#: runs a side past which the kit stops counting: more is never a practical answer
+MAX_NEEDED = 1000
+
+
+def repetitions_to_decide(effect: Effect, band: Band) -> tuple[int | None, str]:
+    """Runs a side (pairs, for a paired analysis) for 80% power to decide, and the sentence saying so
+    (None where no spread can be read; MAX_NEEDED + 1 where no number of runs is likely to): the spread
+    of one run is read back from the interval (its half-width over the t quantile at the interval's level
+    and degrees of freedom), and the interval at N runs, at the same level, must clear the distance from
+    the estimate to the nearest edge with probability 0.8 (`stats.runs_for_power`, t quantiles at that N)."""
+    to = math.log if effect.scale == "ratio" else float
+    unknown = None, "more runs would be needed"
+    try:
+        centre, half = to(effect.value), (to(effect.high) - to(effect.low)) / 2
+        edges = [to(e) for e in (band.low, band.high) if math.isfinite(e) and e > 0 or effect.scale != "ratio"]
+        edges = [e for e in edges if math.isfinite(e)]
+    except ValueError:
+        return unknown
+    if not edges or not half > 0 or not all(math.isfinite(x) for x in (centre, *edges)):
+        return unknown
+    distance = min(abs(centre - e) for e in edges)
+    if distance == 0:
+        return MAX_NEEDED + 1, "the estimate sits on the band's edge: no number of runs is likely to decide it"
+    df = (
+        effect.df if effect.df > 0 else (effect.n - 1 if effect.paired or effect.scale == "level" else 2 * effect.n - 2)
+    )
+    se = half / float(sps.t.ppf(1 - effect.alpha / 2, max(df, 1.0)))
+    two_samples = not effect.paired and effect.scale != "level"
+    sd = se * math.sqrt(effect.n / 2) if two_samples else se * math.sqrt(effect.n)
+    n = stats.runs_for_power(sd, distance, power=0.8, paired=not two_samples, cap=MAX_NEEDED, alpha=effect.alpha)
+    what = "pairs" if effect.paired else "runs a side"
+    if n > MAX_NEEDED:
+        return n, f"more than {MAX_NEEDED} {what} would be needed (80% power)"
+    return n, f"about {n} {what} would likely decide it (80% power)"
+
+
+def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Verdict:
+    """Several sub-verdicts of one claim: reproduced only when every part is; not reproduced when any part
+    is; else inconclusive. Members of a family without comparable records are left out (and named);
+    the parts of a compound statement (`every_part`) are all needed. The runs that would decide it are
+    the most any undecided part needs; it rests on the environments and workloads of all its parts."""
+    if not verdicts:
+        return Verdict(NOT_TESTABLE, f"no {what}")
+    testable = verdicts if every_part else [v for v in verdicts if v.status != NOT_TESTABLE] or verdicts
+    statuses = {v.status for v in testable}
+    if statuses == {REPRODUCED}:
+        status = REPRODUCED
+    elif NOT_REPRODUCED in statuses:
+        status = NOT_REPRODUCED
+    elif NOT_TESTABLE in statuses and (every_part or statuses == {NOT_TESTABLE}):
+        status = NOT_TESTABLE  # a part of a compound statement without records leaves it untestable
+    else:
+        status = INCONCLUSIVE
+    first = next((v for v in testable if v.status == status), testable[0])
+    reason = "; ".join(v.reason for v in verdicts)
+    if len(verdicts) > 1:
+        reason = f"{what}, each must hold: {reason}"
+    open_parts = [v for v in testable if v.status == INCONCLUSIVE]
+    needs = [v.needed for v in open_parts]
+    needed = None if status != INCONCLUSIVE or not needs or None in needs else max(needs)
+    return Verdict(
+        status,
+        reason,
+        first.ratio,
+        first.ci_low,
+        first.ci_high,
+        first.p_value,
+        first.n,
+        needed,
+        tuple(sorted({e for v in testable for e in v.envs})),
+        tuple(sorted({w for v in testable for w in v.workloads})),
+        first.alpha,
+    )
+
+
+# ---------------------------------------------------------------- building claims
+
+
+def select(df: pd.DataFrame, experiment: str, metric: str, **equal) -> pd.DataFrame:
+    """The experiment's rows of one metric that stand for a point (its schema's headline: Redis's mix,
+    never its SET and GET phases apart), where every given column has the given value(s)."""
+    rows = specs.schema(experiment).headline_rows(df[(df["experiment"] == experiment) & (df["metric"] == metric)])
+    for column, value in equal.items():
+        if column not in rows.columns:
+            return rows.iloc[0:0]
+        rows = rows[rows[column].isin(value) if isinstance(value, (list, tuple)) else rows[column] == value]
+    return rows
+
+
+def missing(what: str) -> Verdict:
+    return Verdict(NOT_TESTABLE, f"no {what} in these records")
+
+
+def absent_reason(df: pd.DataFrame, subject: Envs) -> str:
+    """Why a claim's subject is absent, naming software emulation where that is all there is."""
+    labels = set(df["env"].astype(str)) if "env" in df.columns else set()
+    emulated = sorted(e for e in labels if e.split("+")[0] in EMULATED)
+    if emulated:
+        return (
+            f"no records of {subject.text}; only software emulation ({', '.join(emulated)}, TCG) here: "
+            "an emulator, not a hypervisor, never stands for KVM or for Docker on the host"
+        )
+    return f"no records of {subject.text} in these records"
+
+
+def compare(
+    experiment: str,
+    metric: str,
+    subject: Envs,
+    baseline: Envs | str,
+    band: Band,
+    scale: str = "ratio",
+    **equal,
+) -> Callable[[pd.DataFrame], Verdict]:
+    """A claim that `subject` relates to `baseline` as `band` says, per configuration, for every member."""
+    base = exact(baseline) if isinstance(baseline, str) else baseline
+
+    def predicate(df: pd.DataFrame) -> Verdict:
+        rows = select(df, experiment, metric, **equal)
+        subjects, baselines = subject.members(rows["env"]), base.members(rows["env"])
+        if not subjects:
+            return Verdict(
+                NOT_TESTABLE, absent_reason(select(df, experiment, metric), subject) + f" ({experiment} {metric})"
+            )
+        if not baselines:
+            return missing(f"{experiment} {metric} records of {base.text}")
+        verdicts = []
+        for env in subjects:
+            for other in baselines:
+                verdicts += decide_each(rows, env, other, band, scale)
+        what = f"{len(verdicts)} comparisons (every configuration)"
+        if len(verdicts) > 1 and shares_runs(rows, [c for c in configuration_columns(rows) if c != "env"]):
+            what += (
+                "; configurations measured by one process in each run are correlated, not independent "
+                "evidence (the verdict requires all of them)"
+            )
+        return combine(verdicts, what)
+
+    return predicate
+
+
+def decide_each(rows: pd.DataFrame, env: str, other: str, band: Band, scale: str = "ratio") -> list[Verdict]:
+    """One verdict per configuration `env` and `other` share (or one saying why there is none)."""
+    label = f"{env} vs {other}" if scale == "difference" else f"{env} / {other}"
+    found = per_configuration(rows, env, other, scale)
+    if isinstance(found, str):
+        return [Verdict(NOT_TESTABLE, f"{label}: {found}")]
+    verdicts = []
+    for name, effect in found:
+        where = f"{label} at {name}" if name else label
+        verdicts.append(
+            Verdict(NOT_TESTABLE, f"{where}: {effect}") if isinstance(effect, str) else decide(effect, band, where)
+        )
+    return [resting_on(v, rows, env, other) for v in verdicts]
+
+
+def resting_on(verdict: Verdict, rows: pd.DataFrame, *envs: str) -> Verdict:
+    """The verdict with the environments it compared and the workloads of their records."""
+    mine = rows[rows["env"].astype(str).isin(envs)] if "env" in rows.columns else rows.iloc[0:0]
+    workloads = sorted({str(w) for w in mine["workload"].dropna()}) if "workload" in mine.columns else []
+    return dataclasses.replace(verdict, envs=tuple(sorted(envs)), workloads=tuple(workloads))
+
+
+def level(experiment: str, metric: str, subject: Envs, band: Band, **equal) -> Callable[[pd.DataFrame], Verdict]:
+    """A claim on a level of one environment (e.g. start-up below 1 s)."""
+
+    def predicate(df: pd.DataFrame) -> Verdict:
+        rows = select(df, experiment, metric, **equal)
+        subjects = subject.members(rows["env"])
+        if not subjects:
+            return Verdict(
+                NOT_TESTABLE, absent_reason(select(df, experiment, metric), subject) + f" ({experiment} {metric})"
+            )
+        verdicts = []
+        for env in subjects:
+            mine = rows[rows["env"] == env]
+            found = level_of(mine["value"], sequential.alpha_of(mine))
+            verdict = Verdict(NOT_TESTABLE, f"{env}: {found}") if isinstance(found, str) else decide(found, band, env)
+            verdicts.append(resting_on(verdict, rows, env))
+        return combine(verdicts, f"{len(verdicts)} environments")
+
+    return predicate
+
+
+def all_of(what: str, *parts: Callable[[pd.DataFrame], Verdict]) -> Callable[[pd.DataFrame], Verdict]:
+    def predicate(df: pd.DataFrame) -> Verdict:
+        return combine([p(df) for p in parts], what, every_part=True)
+
+    return predicate
+
+
+def compare_where(
+    experiment: str,
+    metric: str,
+    subject: Envs,
+    baseline: Envs | str,
+    band: Band,
+    column: str,
+    choose: Callable[[list[float]], list[float]],
+    what: str,
+    scale: str = "ratio",
+    **equal,
+) -> Callable[[pd.DataFrame], Verdict]:
+    """`compare` at the values of `column` that `choose` picks from those the baseline measured (e.g.
+    the highest thread count), named by `what` in the evidence when none qualifies."""
+    base = exact(baseline) if isinstance(baseline, str) else baseline
+
+    def predicate(df: pd.DataFrame) -> Verdict:
+        rows = select(df, experiment, metric, **equal)
+        if column not in rows.columns:
+            return missing(f"{experiment} {metric} records with {column}")
+        measured = rows[rows["env"].astype(str).isin(base.members(rows["env"]))][column].dropna()
+        picked = choose(sorted({float(v) for v in measured}))
+        if not picked:
+            return missing(f"{experiment} {metric} records at {what}")
+        return compare(experiment, metric, subject, base, band, scale, **equal, **{column: picked})(df)
+
+    return predicate
+
+
+def highest(values: list[float]) -> list[float]:
+    return values[-1:]
+
+
+def below_highest(values: list[float]) -> list[float]:
+    return values[:-1]
+
+
+def slope_above_zero(rows: pd.DataFrame, x: str, subject: str) -> Verdict:
+    """A claim that a value grows with `x`: the least-squares slope through every run, its t interval
+    (95%, or a sequential run's level) above 0; the fewest runs at one `x` set whether it may decide."""
+    rows = rows.dropna(subset=[x])
+    counts = rows.groupby(x).size()
+    if len(counts) < 3:
+        return missing(f"{subject} at 3 or more values of {x}")
+    xs, ys = rows[x].to_numpy(float), rows["value"].to_numpy(float)
+    fit = sps.linregress(xs, ys)
+    alpha = sequential.alpha_of(rows)
+    half = float(sps.t.ppf(1 - alpha / 2, len(xs) - 2)) * fit.stderr
+    effect = Effect(
+        float(fit.slope),
+        float(fit.slope - half),
+        float(fit.slope + half),
+        float(fit.pvalue),
+        int(counts.min()),
+        f"least-squares line through {len(xs)} runs at {len(counts)} values of {x}",
+        "difference",
+        alpha=alpha,
+    )
+    return decide(effect, Band(0.0, math.inf, f"slope above 0 (per unit of {x})"), f"{subject}: slope")

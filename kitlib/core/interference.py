@@ -1,0 +1,713 @@
+"""What else used the machine while a point ran, read from /proc and /sys (BenchExec's habit: the
+CPU time of the run's own processes beside the wall time, so that the rest is someone else's).
+
+Figures of one point (`Figures`), each over the interval the point's measurement ran:
+
+- steal_pct: the steal column of /proc/stat's `cpu` line, in % of all CPU time of the interval (a
+  hypervisor ran something else on this guest's virtual CPUs).
+- foreign_cpu_pct: CPU time spent in processes (user + nice + system of /proc/stat, all CPUs, plus
+  irq + softirq where the kernel charges interrupt time to the process it interrupted) minus the
+  CPU time of the run's own and of the kernel's own threads (kthreadd's children: writeback, the
+  journal, ksoftirqd, mostly working for the point's own I/O; an fio random write read 8-11% of the
+  machine in them), in % of the host's capacity over the interval (wall time × CPUs): a busy loop on
+  one CPU of two is 50. Which kernel is which (`irq_time_in_processes`): without
+  CONFIG_IRQ_TIME_ACCOUNTING a process's time includes the interrupts and softirqs served while it ran,
+  while /proc/stat books them under irq and softirq; left out, a network point's own softirq time made
+  its own CPU exceed the host's busy time (an iperf3 on loopback read -24%) and hid other processes.
+  The run's own (`Ownership`) are this process and its
+  descendants (utime + stime of the live ones plus cutime + cstime, which hold their reaped
+  children), processes marked as started by this run (KITLIB_OWNER, see kitlib.core.procs), the cgroups
+  of the run's containers (Docker containers labelled with this process, LXC containers named after
+  the run; a cgroup keeps counting processes that exited), and, while a point runs in a local
+  Docker environment, the engine's daemons (dockerd, containerd, its shims, docker-proxy, runc):
+  their work is the environment's cost. An LXC point's commands run through lxc-attach, whose children
+  count in the container's cgroup and again, once reaped, in the kit's own cutime: their own CPU read
+  about twice the real (other processes at -90%), so an LXC point records no `foreign_cpu_pct`
+  (`LXC_FOREIGN_UNKNOWN`) and is judged on steal and capacity.
+  Limits: a process of the run reaped by a foreign parent loses its time
+  after its last sample, and a container of the run shorter than one sample interval is missed;
+  both count as foreign. The two sides are read a moment apart and /proc/stat counts in ticks while a
+  process's time is the scheduler's, so a quiet point can read a few percent below zero (a loopback
+  iperf3 read -4%): it is recorded as read.
+- runqueue_mean: /proc/stat's procs_running (runnable threads on the whole host, the sampler's own
+  read among them), mean of samples taken every SAMPLE_S by a background thread.
+- cpu_mhz: mean of /sys/devices/system/cpu/cpu<N>/cpufreq/scaling_cur_freq over the system under
+  test's CPUs and the samples; missing where the kernel reports no clock (most VM guests), never 0.
+
+A `Rule` with recorded thresholds says whether a point was disturbed; the runner measures a
+disturbed point again, at most `Rule.max_attempts` times.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kitlib.core import naming
+from kitlib.core.errors import ParseError
+
+PROC = Path("/proc")
+SYS_CPU = Path("/sys/devices/system/cpu")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+#: seconds between samples of the run queue and the clock; the run's processes are scanned every OWN_EVERY samples
+SAMPLE_S = 0.25
+OWN_EVERY = 2
+#: the container engine's processes (comm, at most 15 characters): the run's own while it runs in Docker
+ENGINE_COMMS = ("dockerd", "containerd", "containerd-shim", "docker-proxy", "runc")
+_CONTAINER_ID = re.compile(r"(?:^|[/-])([0-9a-f]{64})(?:\.scope)?$")
+TOOL = "/proc"
+#: the record columns of a point's figures (beside attempt, discarded_attempts and disturbed)
+#: why an LXC point records no share of other processes' CPU (missing, never a wrong number)
+LXC_FOREIGN_UNKNOWN = (
+    "an LXC point's commands run through lxc-attach: the container's cgroup counts them, and the kit's own "
+    "process counts them again once lxc-attach reaps them, so the run's own CPU cannot be told apart"
+)
+#: the kernel's thread creator: its children (kworkers, jbd2, ksoftirqd, kswapd) are the kernel's own threads
+KTHREADD = 2
+COLUMNS = ("steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "capacity_pct")
+
+
+# -- parsing (pure functions over the files' text) ----------------------------------------------
+@dataclass(frozen=True)
+class CpuTimes:
+    """One `cpu` line of /proc/stat, in clock ticks."""
+
+    user: int
+    nice: int
+    system: int
+    idle: int
+    iowait: int
+    irq: int
+    softirq: int
+    steal: int
+
+    @property
+    def in_processes(self) -> int:
+        """Time spent running processes (guest time is inside user and nice)."""
+        return self.user + self.nice + self.system
+
+    @property
+    def in_interrupts(self) -> int:
+        return self.irq + self.softirq
+
+    @property
+    def total(self) -> int:
+        return self.user + self.nice + self.system + self.idle + self.iowait + self.irq + self.softirq + self.steal
+
+
+@dataclass(frozen=True)
+class ProcStat:
+    cpu: CpuTimes
+    per_cpu: dict[int, CpuTimes]
+    procs_running: int
+
+
+def parse_proc_stat(text: str, source: str = "/proc/stat") -> ProcStat:
+    """The aggregate and per-CPU times and procs_running; a file missing either is cut off."""
+    cpu, per_cpu, running = None, {}, None
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if name.startswith("cpu"):
+            values = rest.split()
+            if len(values) < 8 or not all(v.isdigit() for v in values[:8]):
+                raise ParseError(TOOL, source, f"`{name}` line has fewer than 8 counters: {line!r}")
+            times = CpuTimes(*(int(v) for v in values[:8]))
+            if name == "cpu":
+                cpu = times
+            elif name[3:].isdigit():
+                per_cpu[int(name[3:])] = times
+        elif name == "procs_running" and rest.strip().isdigit():
+            running = int(rest)
+    if cpu is None or running is None:
+        raise ParseError(TOOL, source, "no `cpu` line" if cpu is None else "no procs_running line")
+    return ProcStat(cpu, per_cpu, running)
+
+
+@dataclass(frozen=True)
+class LoadAvg:
+    load1: float
+    load5: float
+    load15: float
+    runnable: int
+    threads: int
+
+
+def parse_loadavg(text: str, source: str = "/proc/loadavg") -> LoadAvg:
+    parts = text.split()
+    try:
+        runnable, threads = parts[3].split("/")
+        return LoadAvg(float(parts[0]), float(parts[1]), float(parts[2]), int(runnable), int(threads))
+    except (IndexError, ValueError):
+        raise ParseError(TOOL, source, f"not `load1 load5 load15 runnable/threads pid`: {text.strip()!r}") from None
+
+
+@dataclass(frozen=True)
+class PidStat:
+    """The fields of /proc/<pid>/stat the accounting needs; times in clock ticks."""
+
+    pid: int
+    comm: str
+    state: str
+    ppid: int
+    utime: int
+    stime: int
+    cutime: int
+    cstime: int
+    starttime: int
+
+    @property
+    def ticks(self) -> int:
+        """This process's CPU time and that of the children it reaped."""
+        return self.utime + self.stime + self.cutime + self.cstime
+
+
+def parse_pid_stat(text: str, source: str = "/proc/<pid>/stat") -> PidStat:
+    """comm may hold spaces and parentheses: it runs from the first `(` to the last `)`."""
+    open_at, close_at = text.find("("), text.rfind(")")
+    fields = text[close_at + 2 :].split() if close_at > open_at >= 0 else []
+    if len(fields) < 20:
+        raise ParseError(TOOL, source, f"fewer than 22 fields: {text.strip()[:120]!r}")
+    try:
+        numbers = [int(v) for v in fields[1:20]]
+        pid = int(text[:open_at])
+    except ValueError:
+        raise ParseError(TOOL, source, f"a non-numeric field: {text.strip()[:120]!r}") from None
+    # fields after comm, 0-based: state, ppid(1), …, utime(11), stime(12), cutime(13), cstime(14), …, starttime(19)
+    return PidStat(
+        pid=pid,
+        comm=text[open_at + 1 : close_at],
+        state=fields[0],
+        ppid=numbers[0],
+        utime=numbers[10],
+        stime=numbers[11],
+        cutime=numbers[12],
+        cstime=numbers[13],
+        starttime=numbers[18],
+    )
+
+
+def parse_pid_cgroup(text: str) -> dict[str, str]:
+    """controller -> path of /proc/<pid>/cgroup; the unified (v2) hierarchy's path is under ``""``."""
+    found = {}
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for controller in parts[1].split(",") if parts[1] else [""]:
+                found[controller] = parts[2]
+    return found
+
+
+def parse_cpuacct_usage(text: str, source: str = "cpuacct.usage") -> float:
+    """Seconds from a cgroup v1 cpuacct.usage (nanoseconds)."""
+    if not text.strip().isdigit():
+        raise ParseError(TOOL, source, f"not a count of nanoseconds: {text.strip()[:60]!r}")
+    return int(text) / 1e9
+
+
+def parse_cpu_stat(text: str, source: str = "cpu.stat") -> float:
+    """Seconds from a cgroup v2 cpu.stat's usage_usec."""
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == "usage_usec" and value.strip().isdigit():
+            return int(value) / 1e6
+    raise ParseError(TOOL, source, "no usage_usec line")
+
+
+def parse_khz(text: str, source: str = "scaling_cur_freq") -> float:
+    """MHz from a cpufreq file (kHz)."""
+    if not text.strip().isdigit():
+        raise ParseError(TOOL, source, f"not a frequency in kHz: {text.strip()[:60]!r}")
+    return int(text) / 1000.0
+
+
+# -- reading the live system ------------------------------------------------------------------
+def read_proc_stat(proc: Path = PROC) -> ProcStat:
+    return parse_proc_stat((proc / "stat").read_text(), str(proc / "stat"))
+
+
+def cpu_mhz(cpus: Iterable[int], sys_cpu: Path = SYS_CPU) -> float | None:
+    """Mean current clock of the given CPUs, None where none reports one."""
+    values = []
+    for cpu in cpus:
+        path = sys_cpu / f"cpu{cpu}" / "cpufreq" / "scaling_cur_freq"
+        try:
+            values.append(parse_khz(path.read_text(), str(path)))
+        except (OSError, ParseError):
+            continue
+    return sum(values) / len(values) if values else None
+
+
+def cgroup_seconds(path: str, root: Path = CGROUP_ROOT) -> float | None:
+    """CPU seconds of a cgroup (its path as /proc/<pid>/cgroup names it), v2 first, then v1 cpuacct."""
+    rel = path.lstrip("/")
+    candidates = [
+        (root / rel / "cpu.stat", parse_cpu_stat),
+        (root / "unified" / rel / "cpu.stat", parse_cpu_stat),
+        (root / "cpuacct" / rel / "cpuacct.usage", parse_cpuacct_usage),
+        (root / "cpu,cpuacct" / rel / "cpuacct.usage", parse_cpuacct_usage),
+    ]
+    for file, parse in candidates:
+        try:
+            return parse(file.read_text(), str(file))
+        except (OSError, ParseError):
+            continue
+    return None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):  # exited meanwhile, or not ours to read
+        return None
+
+
+# -- whose CPU time is it -----------------------------------------------------------------------
+@dataclass
+class Ownership:
+    """Which processes and cgroups are the run's own (see the module docstring), and their CPU time."""
+
+    root_pid: int = field(default_factory=os.getpid)
+    #: count the container engine's daemons as the run's own (the point runs in a local container)
+    engine: bool = False
+    #: container id -> whether it is the run's (asked once per container; None: no container is)
+    is_own_container: Callable[[str], bool] | None = None
+    proc: Path = PROC
+    cgroup_root: Path = CGROUP_ROOT
+    _classes: dict[tuple[int, int], str | None] = field(default_factory=dict, repr=False)
+    _containers: dict[str, bool] = field(default_factory=dict, repr=False)
+    #: (pid, starttime) -> CPU ticks of the kernel's own threads at the last scan (kthreadd's children)
+    kernel: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
+
+    def scan(self) -> tuple[dict[tuple[int, int], tuple[int, int]], dict[str, float]]:
+        """((pid, starttime) -> (ppid, ticks) of the run's own processes, cgroup path -> seconds of its cgroups)."""
+        stats: dict[int, PidStat] = {}
+        for entry in self.proc.iterdir():
+            if entry.name.isdigit():
+                text = _read(entry / "stat")
+                if text is not None:
+                    try:
+                        stats[int(entry.name)] = parse_pid_stat(text, str(entry / "stat"))
+                    except ParseError:
+                        continue
+        tree = self._tree(stats)
+        own: dict[tuple[int, int], tuple[int, int]] = {}
+        groups: dict[str, float] = {}
+        self.kernel = {
+            (pid, st.starttime): st.utime + st.stime for pid, st in stats.items() if KTHREADD in (pid, st.ppid)
+        }
+        for pid, st in stats.items():
+            key = (pid, st.starttime)
+            kind = "tree" if pid in tree else self._classify(key, st)
+            if kind in ("tree", "marked"):
+                own[key] = (st.ppid, st.ticks)
+            elif kind == "engine":
+                # its own time only: the children a containerd-shim reaps are the containers' processes,
+                # already counted by their cgroups
+                own[key] = (st.ppid, st.utime + st.stime)
+            elif kind is not None and kind.startswith("cgroup:"):
+                path = kind[len("cgroup:") :]
+                if path not in groups:
+                    seconds = cgroup_seconds(path, self.cgroup_root)
+                    if seconds is not None:
+                        groups[path] = seconds
+        return own, groups
+
+    def _tree(self, stats: dict[int, PidStat]) -> set[int]:
+        children: dict[int, list[int]] = {}
+        for pid, st in stats.items():
+            children.setdefault(st.ppid, []).append(pid)
+        found, todo = set(), [self.root_pid]
+        while todo:
+            pid = todo.pop()
+            if pid not in found:
+                found.add(pid)
+                todo.extend(children.get(pid, ()))
+        return found
+
+    def _classify(self, key: tuple[int, int], st: PidStat) -> str | None:
+        if key not in self._classes:
+            self._classes[key] = self._kind(key[0], st)
+        return self._classes[key]
+
+    def _kind(self, pid: int, st: PidStat) -> str | None:
+        """A process inside one of the run's cgroups is counted by that cgroup alone (a process started
+        there by the kit also carries its mark: counted twice, the run's own CPU would exceed the host's)."""
+        group = self._own_cgroup(pid)
+        if group is not None:
+            return group
+        environ = _read_bytes(self.proc / str(pid) / "environ")
+        if environ and f"KITLIB_OWNER={self.root_pid}".encode() in environ.split(b"\0"):
+            return "marked"
+        if self.engine and any(st.comm.startswith(c) for c in ENGINE_COMMS):
+            return "engine"
+        return None
+
+    def _own_cgroup(self, pid: int) -> str | None:
+        text = _read(self.proc / str(pid) / "cgroup")
+        if not text:
+            return None
+        groups = parse_pid_cgroup(text)
+        path = groups.get("cpuacct") or groups.get("")
+        if not path or path == "/":
+            return None
+        if any(naming.owner_pid(part) == self.root_pid for part in re.split(r"[/.]", path)):
+            return f"cgroup:{path}"  # a system container named after the run (LXC)
+        match = _CONTAINER_ID.search(path)
+        if match and self.is_own_container is not None:
+            cid = match.group(1)
+            if cid not in self._containers:
+                try:
+                    self._containers[cid] = bool(self.is_own_container(cid))
+                except Exception:  # noqa: BLE001 - an engine that cannot say: not counted as ours
+                    self._containers[cid] = False
+            if self._containers[cid]:
+                return f"cgroup:{path}"
+        return None
+
+
+def kernel_seconds(first: dict[tuple[int, int], int], last: dict[tuple[int, int], int], clk_tck: int) -> float:
+    """CPU time of the kernel's threads between two scans (a thread started in between counts from 0)."""
+    return sum(ticks - first.get(key, 0) for key, ticks in last.items()) / clk_tck
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=4)
+def docker_container_check(root_pid: int | None = None) -> Callable[[str], bool] | None:
+    """A check `container id -> started by this run` against the local engine (its labels), or None
+    when no engine answers. Its own client, as it is asked from the sampler's thread."""
+    try:
+        import docker
+
+        client = docker.from_env(timeout=10)
+    except Exception:  # noqa: BLE001 - no engine: no container is the run's
+        return None
+    owner = str(root_pid or os.getpid())
+
+    def check(container_id: str) -> bool:
+        labels = client.api.inspect_container(container_id).get("Config", {}).get("Labels") or {}
+        return labels.get(naming.LABEL_PID) == owner
+
+    return check
+
+
+@dataclass
+class OwnLedger:
+    """The run's own CPU time over a point, from scans: each process's first and last reading, so a
+    process that exits is counted by its parent's cutime when the run reaps it, else by its last reading."""
+
+    first: dict[tuple[int, int], int] = field(default_factory=dict)
+    last: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    groups_first: dict[str, float] = field(default_factory=dict)
+    groups_last: dict[str, float] = field(default_factory=dict)
+    _started: bool = False
+
+    def add(self, own: dict[tuple[int, int], tuple[int, int]], groups: dict[str, float]) -> None:
+        for key, (ppid, ticks) in own.items():
+            self.first.setdefault(key, ticks if not self._started else 0)
+            self.last[key] = (ppid, ticks)
+        for path, seconds in groups.items():
+            self.groups_first.setdefault(path, seconds if not self._started else 0.0)
+            self.groups_last[path] = seconds
+        self._started = True
+
+    def seconds(self, final: dict[tuple[int, int], tuple[int, int]], clk_tck: int) -> float:
+        """Own CPU seconds between the first scan and `final` (the last scan, already added)."""
+        alive = {pid for pid, _ in final}
+        parents = {pid: ppid for (pid, _), (ppid, _) in self.last.items()}
+        ticks = 0
+        for key, (ppid, value) in self.last.items():
+            start = self.first[key]
+            if key in final or not _reaped_into(ppid, alive, parents):
+                ticks += value - start  # alive at the end, or its time after the last reading is lost
+            else:
+                # reaped by a process of the run, or by one that a process of the run reaped in turn: its
+                # whole time is in the cutime of the nearest one still alive
+                ticks -= start
+        cgroups = sum(self.groups_last[p] - self.groups_first[p] for p in self.groups_last)
+        return ticks / clk_tck + cgroups
+
+
+def _reaped_into(ppid: int, alive: set[int], parents: dict[int, int]) -> bool:
+    """Whether a vanished process's time reached a process still alive: its parent is alive, or its parent
+    vanished too and was itself reaped into one (the chain `bash -c 'time xz …'` under the kit)."""
+    seen: set[int] = set()
+    while ppid not in alive:
+        if ppid in seen or ppid not in parents:
+            return False
+        seen.add(ppid)
+        ppid = parents[ppid]
+    return True
+
+
+# -- the figures of one point ------------------------------------------------------------------
+@dataclass(frozen=True)
+class Figures:
+    wall_s: float
+    steal_pct: float | None
+    foreign_cpu_pct: float | None
+    own_cpu_s: float | None
+    runqueue_mean: float | None
+    runqueue_samples: int
+    cpu_mhz: float | None
+    #: busy time counted interrupts too (see `irq_time_in_processes`)
+    irq_in_processes: bool = False
+    #: the machine's capacity probed around the point, in % of the run's usual (`kitlib.measure.capacity`)
+    capacity_pct: float | None = None
+    #: CPU time of the kernel's own threads over the point: neither the run's nor another process's
+    kernel_cpu_s: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def columns(self) -> dict[str, Any]:
+        """The record columns: missing figures stay missing (NaN in a frame), never 0."""
+        return {
+            "steal_pct": self.steal_pct,
+            "foreign_cpu_pct": self.foreign_cpu_pct,
+            "runqueue_mean": self.runqueue_mean,
+            "cpu_mhz": self.cpu_mhz,
+            "capacity_pct": self.capacity_pct,
+        }
+
+
+def figures(
+    before: ProcStat,
+    after: ProcStat,
+    wall_s: float,
+    own_cpu_s: float | None,
+    runqueue: list[int],
+    mhz: list[float],
+    clk_tck: int,
+    ncpus: int,
+    irq_in_processes: bool = False,
+    kernel_cpu_s: float = 0.0,
+) -> Figures:
+    """The point's figures from two /proc/stat readings and the samples between them; `irq_in_processes`:
+    the kernel charges interrupt time to processes (`irq_time_in_processes`), so busy time counts it too."""
+    total = after.cpu.total - before.cpu.total
+    steal = 100.0 * (after.cpu.steal - before.cpu.steal) / total if total > 0 else None
+    busy_ticks = after.cpu.in_processes - before.cpu.in_processes
+    if irq_in_processes:
+        busy_ticks += after.cpu.in_interrupts - before.cpu.in_interrupts
+    busy_s = busy_ticks / clk_tck
+    capacity = wall_s * ncpus
+    foreign = None
+    if own_cpu_s is not None and capacity > 0:
+        foreign = 100.0 * (busy_s - own_cpu_s - kernel_cpu_s) / capacity
+    return Figures(
+        wall_s=round(wall_s, 3),
+        steal_pct=_round(steal),
+        foreign_cpu_pct=_round(foreign),
+        own_cpu_s=_round(own_cpu_s, 3),
+        runqueue_mean=_round(sum(runqueue) / len(runqueue) if runqueue else None, 2),
+        runqueue_samples=len(runqueue),
+        cpu_mhz=_round(sum(mhz) / len(mhz) if mhz else None, 0),
+        irq_in_processes=irq_in_processes,
+        kernel_cpu_s=_round(kernel_cpu_s, 3),
+    )
+
+
+def irq_time_in_processes(proc: Path = PROC, boot: Path = Path("/boot")) -> bool:
+    """Whether this kernel charges interrupt and softirq time to the process it interrupted: true unless
+    it was built with CONFIG_IRQ_TIME_ACCOUNTING (or precise accounting) and `tsc=noirqtime` did not turn
+    that off. The build's configuration is read from /proc/config.gz or /boot/config-<release>; where
+    neither exists the answer is false, so a network point's own softirq time is never taken for
+    another process's (its foreign CPU may then read a few % low)."""
+    config = kernel_config(proc, boot)
+    if config is None:
+        return False
+    separate = config.get("CONFIG_IRQ_TIME_ACCOUNTING") == "y" or config.get("CONFIG_VIRT_CPU_ACCOUNTING_GEN") == "y"
+    if separate and "noirqtime" in (_read(proc / "cmdline") or ""):
+        separate = False
+    return not separate
+
+
+@functools.lru_cache(maxsize=1)
+def _irq_time_in_processes_here() -> bool:
+    return irq_time_in_processes()
+
+
+def kernel_config(proc: Path = PROC, boot: Path = Path("/boot")) -> dict[str, str] | None:
+    """The running kernel's build options (`CONFIG_X` -> value; unset ones absent), or None if not published."""
+    text = None
+    try:
+        text = gzip.decompress((proc / "config.gz").read_bytes()).decode(errors="replace")
+    except (OSError, EOFError, gzip.BadGzipFile):
+        release = os.uname().release
+        text = _read(boot / f"config-{release}")
+    if text is None:
+        return None
+    return parse_kernel_config(text)
+
+
+def parse_kernel_config(text: str) -> dict[str, str]:
+    options = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.startswith("CONFIG_"):
+            options[name.strip()] = value.strip()
+    return options
+
+
+def _round(value: float | None, digits: int = 2) -> float | None:
+    return None if value is None or math.isnan(value) else round(value, digits)
+
+
+class PointSampler:
+    """`with PointSampler(cpus, ownership) as s: measure()` then `s.figures`.
+
+    A background thread samples the run queue and clock every SAMPLE_S and the run's processes every
+    OWN_EVERY samples; it is stopped and joined on the way out, however the block ends."""
+
+    def __init__(self, cpus: Iterable[int] | None, ownership: Ownership | None = None, interval: float = SAMPLE_S):
+        self.cpus = sorted(cpus) if cpus else sorted(os.sched_getaffinity(0))
+        self.ownership = ownership or Ownership()
+        self.interval = interval
+        self.figures: Figures | None = None
+        self.error: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._ledger = OwnLedger()
+        self._runqueue: list[int] = []
+        self._mhz: list[float] = []
+
+    def __enter__(self) -> PointSampler:
+        try:
+            self._ledger.add(*self.ownership.scan())
+            self._kernel_before = dict(self.ownership.kernel)
+            self._before = read_proc_stat()
+        except (OSError, ParseError) as exc:  # the point is measured all the same; its figures are missing
+            self.error = str(exc)
+            return self
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name="kit-interference", daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        count = 0
+        while not self._stop.wait(self.interval):
+            try:
+                running = read_proc_stat().procs_running
+                mhz = cpu_mhz(self.cpus)
+                count += 1
+                scanned = self.ownership.scan() if count % OWN_EVERY == 0 else None
+            except (OSError, ParseError) as exc:
+                self.error = str(exc)
+                continue
+            with self._lock:
+                self._runqueue.append(running)
+                if mhz is not None:
+                    self._mhz.append(mhz)
+                if scanned is not None:
+                    self._ledger.add(*scanned)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self._thread is None:  # nothing could be read at the start
+            return
+        self._thread.join(timeout=10)
+        try:
+            after = read_proc_stat()
+            wall = time.monotonic() - self._started
+            final = self.ownership.scan()
+            with self._lock:
+                self._ledger.add(*final)
+                own = self._ledger.seconds(final[0], os.sysconf("SC_CLK_TCK"))
+                self.figures = figures(
+                    self._before,
+                    after,
+                    wall,
+                    own,
+                    list(self._runqueue),
+                    list(self._mhz),
+                    os.sysconf("SC_CLK_TCK"),
+                    len(after.per_cpu) or os.cpu_count() or 1,
+                    _irq_time_in_processes_here(),
+                    kernel_seconds(self._kernel_before, self.ownership.kernel, os.sysconf("SC_CLK_TCK")),
+                )
+        except (OSError, ParseError) as exc:  # the point stands; its figures are missing, with why
+            self.error = str(exc)
+
+
+# -- the rule ---------------------------------------------------------------------------------
+class Rule(BaseModel):
+    """When a point counts as disturbed, and how often it is measured at most. The defaults' reasons:
+
+    - max_steal_pct 2: a guest whose hypervisor takes more than 2% of its CPU time runs slower by
+      about as much, the size of the smallest effects the claims test (Felter et al.: ≈2-3%).
+    - max_foreign_cpu_pct 10: another process using a tenth of the machine (a fifth of a CPU on two)
+      competes for caches, memory bandwidth and the scheduler at a level the paper's ±5% bands feel;
+      the kit's own background (provenance, the sampler) stays below 1%.
+    - max_runqueue: None (not a criterion by default): procs_running counts the run's own threads as
+      well and a multi-threaded benchmark fills it itself; recorded, and usable where a plan sets it.
+    - min_mhz: None by default: many hosts report no clock, and a low clock can be the governor's
+      choice rather than a disturbance; set it (e.g. 90% of the CPU's nominal clock) where the kernel
+      reports one, to catch thermal or power throttling.
+    - max_attempts 3: a disturbed point is measured at most three times; the last attempt counts
+      then, marked disturbed, so a noisy host costs at most three times the time, not forever.
+    - foreign_cpu_min_seconds 2: other processes' CPU is judged only over points at least this long.
+      It is the machine's CPU time minus the run's own, each read at clock-tick resolution, and on a
+      point of about a second the engine's short-lived helpers (docker exec, runc, shims) that start
+      and exit inside it make the difference swing by tens of % of the machine either way; shorter
+      points record the figure and are judged on steal, which the kernel counts directly.
+    - min_capacity_pct 90: a memory- or CPU-bound point whose probes (`kitlib.measure.capacity`) found the
+      machine below 90% of its usual figure in that run ran on a machine slowed by something the guest
+      cannot see (another tenant, the host's clock): the probes' run-to-run spread on a quiet 2-core
+      guest is a few %, the smallest band a claim tests ±5%.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_steal_pct: float | None = Field(2.0, ge=0)
+    max_foreign_cpu_pct: float | None = Field(10.0, ge=0)
+    max_runqueue: float | None = Field(None, ge=0)
+    min_mhz: float | None = Field(None, ge=0)
+    max_attempts: int = Field(3, ge=1, le=20)
+    foreign_cpu_min_seconds: float = Field(2.0, ge=0)
+    min_capacity_pct: float | None = Field(90.0, ge=0, le=100)
+
+    def reasons(self, fig: Figures | None) -> list[str]:
+        """Why the point was disturbed, empty when it was not (missing figures are not a reason)."""
+        if fig is None:
+            return []
+        checks = [
+            (fig.steal_pct, self.max_steal_pct, "steal {v:.1f}% > {t:g}%", True),
+            (
+                fig.foreign_cpu_pct if fig.wall_s >= self.foreign_cpu_min_seconds else None,
+                self.max_foreign_cpu_pct,
+                "CPU of other processes {v:.1f}% > {t:g}%",
+                True,
+            ),
+            (fig.runqueue_mean, self.max_runqueue, "run queue {v:.2f} > {t:g}", True),
+            (fig.cpu_mhz, self.min_mhz, "CPU clock {v:.0f} MHz < {t:g} MHz", False),
+            (fig.capacity_pct, self.min_capacity_pct, "machine at {v:.0f}% of its usual capacity < {t:g}%", False),
+        ]
+        found = []
+        for value, limit, text, above in checks:
+            if value is None or limit is None:
+                continue
+            if (value > limit) if above else (value < limit):
+                found.append(text.format(v=value, t=limit))
+        return found
+
+
+DEFAULT_RULE = Rule()

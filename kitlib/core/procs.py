@@ -1,0 +1,132 @@
+"""Local processes with bounded time, killed as a whole process group when they overrun.
+
+Every process the kit starts on this host carries KITLIB_OWNER=<pid of the run> in its environment,
+so a load generator or server that outlives its run (kill -9, a lost namespace) is still found:
+by the leftover checks of the tests and by `kit clean`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from kitlib.core import naming, paths, services
+
+OWNER_VARIABLE = "KITLIB_OWNER"
+
+
+def child_env() -> dict[str, str]:
+    """This process's environment, marked with its pid as the owner of the child."""
+    return {**os.environ, OWNER_VARIABLE: str(os.getpid())}
+
+
+def owned_processes() -> list[tuple[int, int, str]]:
+    """(pid, owner pid, command) of every process on this host marked as started by a kit run: by its
+    environment, or, where it rewrote that, by a working directory in the kit's scratch area."""
+    marker = f"{OWNER_VARIABLE}=".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            variables = (entry / "environ").read_bytes().split(b"\0")
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # exited meanwhile, or not ours to read
+            continue
+        owner = next(
+            (int(v[len(marker) :]) for v in variables if v.startswith(marker) and v[len(marker) :].isdigit()), None
+        )
+        if owner is None:  # a server that rewrote its environ for its title (redis-server): its run's folder
+            owner = _owner_of_cwd(entry)
+        if owner is not None:
+            found.append((int(entry.name), owner, command))
+    return found
+
+
+def _owner_of_cwd(entry: Path) -> int | None:
+    """The run owning a process whose working directory is one of the kit's scratch folders."""
+
+    try:
+        cwd = os.readlink(entry / "cwd")
+    except OSError:
+        return None
+    root = str(paths.scratch_root())
+    return naming.owner_pid(cwd[len(root) :]) if cwd.startswith(root + "/") else None
+
+
+def run_bounded(argv: Sequence[str], *, timeout: float) -> tuple[int | None, str]:
+    """Run argv to completion; return (returncode, stdout+stderr), or (None, output) on timeout."""
+    returncode, output, _ = run_bounded_apart(argv, timeout=timeout, merge=True)
+    return returncode, output
+
+
+def run_bounded_apart(argv: Sequence[str], *, timeout: float, merge: bool = False) -> tuple[int | None, str, str]:
+    """(returncode or None on timeout, stdout, stderr) of argv run in its own process group, marked
+    as this run's, killed as a group at `timeout` (stderr into stdout with `merge`)."""
+    proc = subprocess.Popen(
+        list(argv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merge else subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=child_env(),
+        text=True,
+        errors="replace",
+    )
+    try:
+        output, errors = proc.communicate(timeout=timeout)
+        return proc.returncode, output, errors or ""
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        output, errors = proc.communicate()
+        return None, output, errors or ""
+    except BaseException:
+        kill_group(proc)
+        raise
+
+
+def kill_group(proc: subprocess.Popen, grace: float = 3.0) -> None:
+    """SIGTERM the process group, then SIGKILL what is still there after `grace` seconds. The group, not
+    only its leader: a process the leader left behind (a server put in the background) would otherwise
+    outlive it, holding the output pipe a caller waits on."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            proc.poll()  # a reaped leader no longer counts as a member of its group
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+
+
+def pinned(argv: Sequence[str], cpus: Sequence[int] | None) -> list[str]:
+    """Prefix argv with taskset when CPUs are given."""
+    if not cpus:
+        return list(argv)
+    return ["taskset", "-c", ",".join(str(c) for c in cpus), *argv]
+
+
+def loggable(argv: Sequence[str], limit: int = 256) -> list[str]:
+    """argv as provenance records it: a program passed inline (`python3 -c SOURCE`) is named by its
+    file and hash instead of being copied into every record."""
+
+    return [arg if len(arg) <= limit else services.describe_source(arg) for arg in argv]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

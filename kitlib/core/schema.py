@@ -1,0 +1,89 @@
+"""What an experiment's records mean, declared once beside the experiment (`Experiment.schema`).
+
+Analysis, Little's law, the explorer, the figures and the claims read an experiment's column names
+from here: which column a workload sweeps, which columns make separate series, which rows stand for
+a point (Redis: the SET+GET `mix`), where a closed loop keeps its outstanding requests N, which
+figures the records make and which claims they decide. Nothing else spells them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """A client that keeps N requests in flight, so Little's law N ≈ X·R holds."""
+
+    throughput: str
+    latency: str
+    #: the column that holds N; None: one request at a time
+    outstanding: str | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadSchema:
+    #: the column the workload sweeps (a figure's x axis); None: one point per configuration
+    sweep: str | None = None
+    #: columns whose values are series of their own beside the environment
+    series: tuple[str, ...] = ()
+    #: the rows that stand for a point where a point records several (Redis: op = mix)
+    headline: Mapping[str, Any] = field(default_factory=dict)
+    closed_loop: ClosedLoop | None = None
+    #: the packages this workload's programs come from where they are not the experiment's (`Schema.tools`)
+    tools: tuple[str, ...] | None = None
+    client_tools: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure file: its name, the function of `kitlib.analyse.figures` that draws it ("module.function",
+    records in, Figure out) and the workloads whose records it needs (any of them; () = any record)."""
+
+    name: str
+    draw: str
+    workloads: tuple[str, ...] = ()
+
+    def drawable(self, records: pd.DataFrame) -> bool:
+        if records.empty:
+            return False
+        return not self.workloads or bool(records["workload"].isin(self.workloads).any())
+
+
+@dataclass(frozen=True)
+class Schema:
+    workloads: Mapping[str, WorkloadSchema] = field(default_factory=dict)
+    figures: tuple[FigureSpec, ...] = ()
+    #: names of the claims (`kitlib.analyse.claims`) decided on this experiment's records
+    claims: tuple[str, ...] = ()
+    #: the Debian packages (of `provenance.TOOL_PACKAGES`) whose programs measure inside the environment,
+    #: and those the load generator runs on the client's side: each record names their versions
+    #: (`kitlib.core.tool_versions`), so runs of differing versions are flagged and never pooled unasked
+    tools: tuple[str, ...] = ()
+    client_tools: tuple[str, ...] = ()
+
+    def workload(self, name: str | None) -> WorkloadSchema:
+        return self.workloads.get(name or "", WorkloadSchema())
+
+    def tools_of(self, workload: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The packages a workload's records name the versions of: (in the environment, on the client)."""
+        own = self.workload(workload)
+        return (
+            self.tools if own.tools is None else own.tools,
+            self.client_tools if own.client_tools is None else own.client_tools,
+        )
+
+    def headline_rows(self, records: pd.DataFrame) -> pd.DataFrame:
+        """The records without the rows a headline leaves out (Redis's separate SET and GET phases);
+        records that do not name their workload are held to every headline of the experiment."""
+        keep = pd.Series(True, index=records.index)
+        for name, workload in self.workloads.items():
+            other = records["workload"] != name if "workload" in records.columns else False
+            for column, value in workload.headline.items():
+                if column in records.columns:
+                    keep &= other | (records[column] == value)
+        return records[keep]

@@ -1,0 +1,158 @@
+"""The machine's capacity around a point: a short run of the kit's own STREAM (memory-bound points) or
+LINPACK (CPU-bound points) on the point's CPUs just before and just after it, against the usual figure
+of the same probe in the same run.
+
+Why: on a cloud guest another tenant's memory traffic, or the host lowering the clock, slows a point
+while leaving no trace in anything the guest can count: no steal, no process of its own. In the
+sample's STREAM one native point read 28.9 GB/s beside 44.3 and 42.1, with 0.0% steal and 0.7% of the
+machine in other processes. A probe bracketing the point sees the machine the point saw. The probe
+runs outside the point's measured interval and on the host, whatever the environment (a container or
+guest shares the host's memory and CPUs).
+
+`capacity_pct` is the lower of the two probes in % of the run's usual figure: the median of every
+probe of that kind the run made so far, seeded by `SEED_READINGS` probes before its first point. The
+interference rule (`Rule.min_capacity_pct`) calls a point below it disturbed. A host without a C
+compiler or OpenBLAS has no probe: the figure is missing, never a reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kitlib.core import caches, paths
+from kitlib.core.errors import ParseError
+from kitlib.measure.experiments.programs import SOURCES
+from kitlib.measure.parsers import kit_linpack, kit_stream
+
+#: probe kinds: the program, its arguments and the figure read from it
+MEMORY, CPU = "memory", "cpu"
+#: probes taken before a run's first point of a kind, so its first point has a usual figure to meet
+SEED_READINGS = 3
+#: a probe's time bound (it takes about 0.2 s on a 2-core guest)
+PROBE_TIMEOUT_S = 60.0
+#: Linpack's order in the CPU probe (about 2 GFLOP a trial: tens of ms on a 2-core guest)
+LINPACK_N = 1500
+LINPACK_TRIALS = 3
+STREAM_NTIMES = 5
+#: build folders this process could not fill (no compiler, OpenMP or OpenBLAS)
+_UNBUILDABLE: set[Path] = set()
+
+
+def stream_elements(llc_bytes: int | None = None) -> int:
+    """Elements per array: the three arrays together at least twice the last-level cache, so the probe
+    measures memory, not cache."""
+    llc = llc_bytes or caches.last_level_total() or caches.FALLBACK_LLC
+    return max(2_000_000, (2 * llc) // (3 * 8) + 1)
+
+
+@functools.cache
+def _sources_digest() -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(SOURCES.iterdir()))).hexdigest()[:16]
+
+
+def _build_dir() -> Path:
+    return paths.cache_root() / "host-programs" / _sources_digest()
+
+
+def host_program(name: str) -> Path | None:
+    """The kit's program built on this host (once, kept in the cache by the sources' digest); None where
+    it cannot be built (no C compiler, OpenMP or OpenBLAS)."""
+    folder = _build_dir()
+    if (folder / name).exists():
+        return folder / name
+    if shutil.which("cc") is None or folder in _UNBUILDABLE:
+        return None
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent))
+    try:
+        built = subprocess.run(
+            ["sh", str(SOURCES / "build.sh"), str(scratch)], capture_output=True, text=True, timeout=300
+        )
+        if built.returncode == 0:
+            try:
+                os.rename(scratch, folder)  # atomic: a concurrent run finds all programs or none
+            except OSError:  # another run's build got there first: that one is used
+                pass
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if not (folder / name).exists():
+        _UNBUILDABLE.add(folder)  # tried once in this process: no build before every point
+    return folder / name if (folder / name).exists() else None
+
+
+def probe_argv(kind: str, program: Path, cpus: list[int]) -> list[str]:
+    args = [str(stream_elements()), str(STREAM_NTIMES)] if kind == MEMORY else [str(LINPACK_N), str(LINPACK_TRIALS)]
+    pin = ["taskset", "-c", ",".join(map(str, cpus))] if cpus and shutil.which("taskset") else []
+    return [*pin, str(program), *args]
+
+
+def read_probe(kind: str, output: str, source: str = "capacity probe") -> float:
+    """The probe's figure: STREAM Triad's best pass in GB/s, or Linpack's GFLOPS over its counted trials."""
+    if kind == MEMORY:
+        return next(m.value for m in kit_stream.parse(output, source) if m.dims.get("kernel") == "Triad")
+    return next(m.value for m in kit_linpack.parse(output, source) if m.metric == "gflops")
+
+
+def run_probe(kind: str, cpus: list[int]) -> float | None:
+    """One probe on `cpus` (all of them the point uses); None when there is no probe or it failed."""
+    program = host_program("kit-stream" if kind == MEMORY else "kit-linpack")
+    if program is None:
+        return None
+    env = {**os.environ, "OMP_NUM_THREADS": str(len(cpus) or os.cpu_count() or 1)}
+    try:
+        done = subprocess.run(
+            probe_argv(kind, program, cpus), capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=env
+        )
+        return read_probe(kind, done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, ParseError, StopIteration):
+        return None
+
+
+@dataclass
+class RunCapacity:
+    """The probes of one run, per kind: the usual figure and each point's share of it."""
+
+    cpus: list[int]
+    readings: dict[str, list[float]] = field(default_factory=dict)
+    probe: Callable[[str, list[int]], float | None] = run_probe
+
+    def usual(self, kind: str) -> float | None:
+        found = self.readings.get(kind) or []
+        return statistics.median(found) if len(found) >= SEED_READINGS else None
+
+    def before(self, kind: str) -> float | None:
+        """Probe before a point, seeding the run's usual figure first if this is its first point of `kind`."""
+        known = self.readings.setdefault(kind, [])
+        while len(known) < SEED_READINGS:
+            value = self.probe(kind, self.cpus)
+            if value is None:
+                return None
+            known.append(value)
+        return self._take(kind)
+
+    def after(self, kind: str) -> float | None:
+        return self._take(kind)
+
+    def _take(self, kind: str) -> float | None:
+        value = self.probe(kind, self.cpus)
+        if value is not None:
+            self.readings.setdefault(kind, []).append(value)
+        return value
+
+    def share_pct(self, kind: str, before: float | None, after: float | None) -> float | None:
+        """The lower of the two probes in % of the run's usual figure (None when either is missing)."""
+        usual = self.usual(kind)
+        if before is None or after is None or not usual:
+            return None
+        return round(100.0 * min(before, after) / usual, 1)

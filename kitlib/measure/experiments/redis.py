@@ -1,0 +1,164 @@
+"""Redis: the paper's key-value workload (Section H), server pinned to one core, client on the peer.
+
+50% GET / 50% SET as two equal phases per point (SET, then GET of the same key space), each with
+all client connections pipelining `pipeline` requests. The whole keyspace is filled once when the
+server starts (every key redis-benchmark's `__rand_int__` can draw: 12 zero-padded digits; the
+paper's were 10), so GETs hit; each GET phase records its hit rate from INFO keyspace_hits/misses.
+Values are `value_size` bytes. Each phase is sized by duration: a short GET warm-up (not recorded)
+estimates the rate, and each phase then runs `seconds` worth of requests; the requests and the
+measured duration of each phase are recorded. The `mix` rows combine both phases: throughput = all
+requests / total time, mean latency = mean over all requests.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from kitlib.core.errors import UnexpectedOutput
+from kitlib.core.records import Measurement
+from kitlib.measure.environments.base import Environment
+from kitlib.measure.experiments.base import Experiment, RawResult, Workload
+from kitlib.measure.parsers import redis_benchmark, redis_info
+from kitlib.measure.peer import Peer
+from kitlib.specs.redis import SPEC, RedisParams
+
+KEY_LENGTH = 12  # redis-benchmark's __rand_int__ placeholder is 12 digits
+
+
+class RedisWorkload(Workload):
+    name = "redis"
+    tool = "redis-benchmark"
+    ports_needed = 1
+
+    @property
+    def time_bound(self) -> bool:  # type: ignore[override]
+        return not self.params.requests
+
+    def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
+        """The SET and the GET phase, plus the unrecorded warm-up; `requests`-bound runs have no model."""
+        return None if self.params.requests else 2 * self.params.seconds + 1.0
+
+    def __init__(self, params: RedisParams):
+        super().__init__(params)
+        self.sut_cores = params.server_cores
+        self.target: tuple[str, int] | None = None
+
+    def points(self) -> list[dict[str, Any]]:
+        return [{"clients": c, "pipeline": self.params.pipeline} for c in self.params.clients]
+
+    def prepare(self, env: Environment, peer: Peer) -> None:
+        port = env.layout.ports[0]
+        env.start_service(
+            "redis",
+            [
+                "redis-server",
+                "--port",
+                str(port),
+                "--bind",
+                "0.0.0.0",
+                "--protected-mode",
+                "no",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                env.data_dir,
+            ],
+            ready_port=port,
+        )
+        self.target = env.address_for_peer(port, peer.host_address)
+        host, mapped = self.target
+        cli = ["redis-cli", "-h", host, "-p", str(mapped)]
+        peer.run([*cli, "PING"], timeout=30)
+        peer.run([*cli, "FLUSHALL"], timeout=60)
+        peer.run(["sh", "-c", fill_script(self.params.keyspace, self.params.value_size, host, mapped)], timeout=1800)
+        size = peer.run([*cli, "DBSIZE"], timeout=60).output.strip().split()[-1]
+        if not size.isdigit() or int(size) != self.params.keyspace:
+            raise UnexpectedOutput(
+                "peer", [*cli, "DBSIZE"], f"{size!r} keys after the fill, expected {self.params.keyspace}"
+            )
+
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
+        assert self.target is not None, "prepare() first"
+        host, port = self.target
+        p = self.params
+
+        def benchmark(requests: int, *command: str) -> str:
+            argv = ["redis-benchmark", "-h", host, "-p", str(port), "-c", str(point["clients"])]
+            argv += ["-n", str(requests), "-P", str(p.pipeline), "-r", str(p.keyspace), "--csv", *command]
+            return peer.run(argv, timeout=120 + requests / 2000).output
+
+        requests = p.requests
+        if requests is None:  # warm-up, not recorded: its rate sizes the phases
+            warm = benchmark(p.warmup_requests, "GET", "__rand_int__")
+            rate = next(
+                m.value for m in redis_benchmark.parse(warm, "warm-up", ops=("GET",)) if m.metric == "throughput"
+            )
+            requests = max(1000, int(rate * p.seconds))
+        info = ["redis-cli", "-h", host, "-p", str(port), "INFO", "stats"]
+        set_out = benchmark(requests, "SET", "__rand_int__", "v" * p.value_size)
+        before = peer.run(info, timeout=60).output
+        get_out = benchmark(requests, "GET", "__rand_int__")
+        after = peer.run(info, timeout=60).output
+        return RawResult(
+            outputs={"set": set_out, "get": get_out, "info-before-get": before, "info-after-get": after},
+            facts={"measured_requests": requests},
+        )
+
+    def parse(self, raw: RawResult, source: str) -> list[Measurement]:
+        found: list[Measurement] = []
+        for phase in ("set", "get"):
+            found += redis_benchmark.parse(raw.outputs[phase], f"{source}.{phase}.txt", ops=(phase,))
+        requests = raw.facts.get("measured_requests") or self.params.requests
+        durations = [
+            Measurement("duration", requests / m.value, "s", dict(m.dims))
+            for m in found
+            if m.metric == "throughput" and requests
+        ]
+        hit = redis_info.hit_rate(raw.outputs["info-before-get"], raw.outputs["info-after-get"], f"{source}.info")
+        return found + mix_of_phases(found) + durations + [hit]
+
+    def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        p = self.params
+        return {
+            **point,
+            "outstanding": point["clients"] * p.pipeline,
+            "keyspace": p.keyspace,
+            "value_size": p.value_size,
+            "key_length": KEY_LENGTH,
+        }
+
+
+def fill_script(keyspace: int, value_size: int, host: str, port: int) -> str:
+    """Shell: SET every key `__rand_int__` can draw (0 … keyspace-1, 12 digits) in one pipelined stream.
+    Every part is quoted: the host comes from an inventory or an option."""
+    value = "v" * value_size
+    resp = r"*3\r\n$3\r\nSET\r\n$12\r\n%s\r\n$%d\r\n%s\r\n"
+    awk = (
+        f'BEGIN {{ for (i = 0; i < {int(keyspace)}; i++) printf "{resp}", sprintf("%012d", i), {int(value_size)}, '
+        f'"{value}" }}'
+    )
+    cli = shlex.join(["redis-cli", "-h", host, "-p", str(int(port)), "--pipe"])
+    return f"awk {shlex.quote(awk)} | {cli}"
+
+
+def mix_of_phases(found: list[Measurement]) -> list[Measurement]:
+    """Combine equal-sized SET and GET phases into the 50/50 mix the paper reports."""
+    by_op = {(m.metric, m.dims.get("op")): m.value for m in found}
+    rates = [by_op.get(("throughput", op)) for op in ("SET", "GET")]
+    means = [by_op.get(("latency_mean", op)) for op in ("SET", "GET")]
+    if None in rates or None in means:
+        return []
+    throughput = 2.0 / (1.0 / rates[0] + 1.0 / rates[1])
+    return [
+        Measurement("throughput", throughput, "req/s", {"op": "mix"}),
+        Measurement("latency_mean", (means[0] + means[1]) / 2.0, "us", {"op": "mix"}),
+    ]
+
+
+EXPERIMENT = Experiment(
+    spec=SPEC,
+    make_workloads=lambda params: [RedisWorkload(params)],
+)

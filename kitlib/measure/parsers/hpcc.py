@@ -1,0 +1,106 @@
+"""hpcc's result file, `hpccoutf.txt`: the key=value summary between
+
+    Begin of Summary section.
+    HPL_Tflops=0.0859122
+    HPL_N=8000
+    StarSTREAM_Copy=22.3748
+    SingleRandomAccess_GUPs=0.136231
+    Success=1
+    End of Summary section.
+
+HPL in GFLOPS, STREAM in GB/s (as hpcc reports: 10^9 bytes/s) per kernel, RandomAccess in GUP/s.
+A run that did not finish (no summary end, or Success=0) raises.
+
+hpcc's `Star` figures are per process (each of CommWorldProcs processes running at once), `Single`
+is one process alone, `MPI` RandomAccess is the whole system. The system's figure, which the paper
+reports, is the `System` variant: StarSTREAM × processes, StarRandomAccess × processes; each row
+names its `method`, so a per-process number is never read as the machine's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitlib.core.errors import ParseError
+from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
+
+TOOL = "hpcc"
+KERNELS = ("Copy", "Scale", "Add", "Triad")
+_LINE = re.compile(r"^(\w+)=(\S+)\s*$", re.M)
+
+
+def summary(text: str, source: str) -> dict[str, str]:
+    start, end = text.find("Begin of Summary section."), text.find("End of Summary section.")
+    if start < 0 or end < start:
+        raise ParseError(TOOL, source, "no complete summary section (hpcc did not finish)")
+    fields = dict(_LINE.findall(text[start:end]))
+    if fields.get("Success") not in ("1", None):
+        raise ParseError(TOOL, source, f"hpcc reports Success={fields.get('Success')}")
+    return fields
+
+
+def _number(fields: dict[str, str], key: str, source: str) -> float:
+    if key not in fields:
+        raise ParseError(TOOL, source, f"summary lacks {key}")
+    return numbers.number(fields[key], TOOL, source, key)
+
+
+def parse(text: str, source: str) -> list[Measurement]:
+    fields = summary(text, source)
+    found = [
+        Measurement("gflops", _number(fields, "HPL_Tflops", source) * 1000.0, "GFLOPS", {"benchmark": "HPL"}),
+        Measurement("hpl_n", _number(fields, "HPL_N", source), "count", {"benchmark": "HPL"}),
+    ]
+    processes = _number(fields, "CommWorldProcs", source)
+    methods = {
+        "Star": "per process, all running (hpcc Star)",
+        "Single": "one process alone (hpcc Single)",
+        "MPI": "whole system, one distributed table (hpcc MPI)",
+        "System": "system: hpcc Star per-process figure x processes",
+    }
+    for variant in ("Star", "Single"):
+        for kernel in KERNELS:
+            value = _number(fields, f"{variant}STREAM_{kernel}", source)
+            found.append(
+                Measurement(
+                    "bandwidth",
+                    value,
+                    "GB/s",
+                    {"benchmark": "STREAM", "kernel": kernel, "variant": variant, "method": methods[variant]},
+                )
+            )
+    for kernel in KERNELS:
+        found.append(
+            Measurement(
+                "bandwidth",
+                _number(fields, f"StarSTREAM_{kernel}", source) * processes,
+                "GB/s",
+                {"benchmark": "STREAM", "kernel": kernel, "variant": "System", "method": methods["System"]},
+            )
+        )
+    found.append(
+        Measurement("vector_size", _number(fields, "STREAM_VectorSize", source), "count", {"benchmark": "STREAM"})
+    )
+    for variant in ("Star", "Single", "MPI"):
+        found.append(
+            Measurement(
+                "gups",
+                _number(fields, f"{variant}RandomAccess_GUPs", source),
+                "GUP/s",
+                {"benchmark": "RandomAccess", "variant": variant, "method": methods[variant]},
+            )
+        )
+    found.append(
+        Measurement(
+            "gups",
+            _number(fields, "StarRandomAccess_GUPs", source) * processes,
+            "GUP/s",
+            {"benchmark": "RandomAccess", "variant": "System", "method": methods["System"]},
+        )
+    )
+    found.append(Measurement("processes", processes, "count", {"benchmark": "hpcc"}))
+    found.append(
+        Measurement("table_words", _number(fields, "RandomAccess_N", source), "count", {"benchmark": "RandomAccess"})
+    )
+    return found

@@ -1,0 +1,32 @@
+"""What a tool finished printing, and lines that must appear exactly once.
+
+A tool ends every line it prints with a newline, so a last line without one was cut short (a
+killed process, a full disk, a copy stopped midway) and is never read: a number on it may have
+lost its last digits. A line a parser reads must appear once; twice means two runs in one file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitlib.core.errors import ParseError
+
+
+def finished(text: str) -> str:
+    """`text` up to its last newline: the lines the tool finished."""
+    return text[: text.rfind("\n") + 1]
+
+
+def one(pattern: re.Pattern[str], text: str, tool: str, source: str, what: str) -> re.Match[str]:
+    """The one match of `pattern` in `text`; none or several raise ParseError naming `what`."""
+    found = list(pattern.finditer(text))
+    if not found:
+        raise ParseError(tool, source, f"no {what} (truncated output, or not {tool} output)")
+    if len(found) > 1:
+        raise ParseError(tool, source, f"{len(found)} {what}s: more than one run in one output")
+    return found[0]
+
+
+def at_most_one(pattern: re.Pattern[str], text: str, tool: str, source: str, what: str) -> re.Match[str] | None:
+    """The match of an optional line, or None; several raise ParseError."""
+    return one(pattern, text, tool, source, what) if pattern.search(text) else None

@@ -1,0 +1,53 @@
+"""The load script of the scale-out experiment: several redis-benchmark runs at once, one wall clock.
+
+The script on the peer starts every loader together, each running its GET then its SET requests
+(the post's 75% GET / 25% SET as a request count), and prints each run's `--csv` output after a
+section line, then the wall time of the whole bundle:
+
+    == loader 0 GET 30000
+    "test","rps","avg_latency_ms",...
+    "GET __rand_int__","51234.56","0.512",...
+    == loader 0 SET 10000
+    ...
+    == elapsed 1.234567
+
+The aggregate throughput is every request of every loader over that wall time (the runs overlap
+but do not end together, so their own rates must not be summed). Mean latency is the mean over all
+requests. Each redis-benchmark section is checked by its own parser, and must hold the one test
+its section line names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kitlib.core.errors import ParseError
+from kitlib.core.records import Measurement
+from kitlib.measure.parsers import bundle, redis_benchmark
+
+TOOL = "kit-scaleout-load"
+_SECTION = re.compile(r"^== loader (\d+) ([A-Z]+) (\d+)\s*$")
+
+
+def parse(text: str, source: str) -> list[Measurement]:
+    sections, elapsed = bundle.split(text, source, TOOL, _SECTION, "== loader")
+    requests = 0
+    weighted_latency = 0.0
+    loaders: set[int] = set()
+    for head, output in sections:
+        loader, op, count = int(head[1]), head[2], int(head[3])
+        if count == 0:
+            raise ParseError(TOOL, source, f"loader {loader} {op}: a section of 0 requests")
+        found = redis_benchmark.parse(output, f"{source} (loader {loader} {op})", ops=(op,))
+        mean = next((m.value for m in found if m.metric == "latency_mean"), None)
+        if mean is None:
+            raise ParseError(TOOL, source, f"loader {loader} {op}: no mean latency")
+        requests += count
+        weighted_latency += mean * count
+        loaders.add(loader)
+    return [
+        Measurement("throughput", requests / elapsed, "req/s", {"op": "mix"}),
+        Measurement("latency_mean", weighted_latency / requests, "us", {"op": "mix"}),
+        Measurement("duration", elapsed, "s", {"op": "mix"}),
+        Measurement("loaders", float(len(loaders)), "count", {"op": "mix"}),
+    ]

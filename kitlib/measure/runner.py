@@ -1,0 +1,492 @@
+"""Execute a plan: peer, then the units in the plan's order, every missing one, into the store.
+
+The order is the plan's: interleaved (default), each repetition runs every environment once in an
+order shuffled from the plan's seed, the environment started for its units and stopped after them,
+so a drift of the machine over the run spreads over all environments instead of looking like an
+effect of one; or blocked, one environment's repetitions after another. Every record carries the
+host that ran the system under test, the peer path, its unit's position in the order and start time.
+
+Everything started is stopped by context managers, on success, on error and on Ctrl-C. A unit
+that fails is recorded as failed with its reason and the run goes on; an environment that cannot
+start marks all its units failed with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import itertools
+import json
+import random
+import time
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from kitlib import specs
+from kitlib.core import interference, naming, paths, sequential, signals, steady, tool_versions
+from kitlib.core.errors import CommandFailed, EnvironmentUnavailable, KitError, Notice, ParseError
+from kitlib.core.records import place
+from kitlib.measure import capacity, cpus, environments, experiments, provenance
+from kitlib.measure.experiments.base import RawResult, Workload
+from kitlib.measure.host.docker_engine import docker_client
+from kitlib.measure.host.ports import free_ports
+from kitlib.measure.image import DEFAULT_BASE, ensure_image
+from kitlib.measure.peer import make_peer
+from kitlib.measure.planning import Plan
+from kitlib.measure.store import RunStore, unit_key
+
+
+@dataclass
+class RunResult:
+    plan: Plan
+    root: Path
+    records: Any  # pandas.DataFrame
+    failures: Any  # pandas.DataFrame
+    measured_units: int
+    skipped_units: int
+    #: what `kitlib.run` added until the claims were decided (`kitlib.adaptive.Report`), if it did
+    added: Any = None
+
+
+@dataclass(frozen=True)
+class Unit:
+    workload: Workload
+    env: str
+    point: dict[str, Any]
+    repetition: int
+    #: place in the run's order (0-based), the same however often the run is resumed
+    position: int = 0
+
+    @property
+    def key(self) -> str:
+        return unit_key(self.env, self.point, self.repetition, self.workload.name)
+
+
+def plan_units(
+    plan: Plan, workloads: list[Workload] | None = None, extensions: list[dict[str, Any]] | None = None
+) -> list[Unit]:
+    """Every unit of the plan in the order it runs (see the module docstring), then those of the
+    repetitions a sequential run added (`RunStore.extensions`), each in an order shuffled from the
+    plan's seed and its repetition, positions continuing the plan's."""
+    workloads = experiments.get(plan.experiment).workloads(plan) if workloads is None else workloads
+
+    def block(env: str, rep: int, names: set[str] | None = None) -> list[tuple[Workload, str, dict[str, Any], int]]:
+        chosen = [w for w in workloads if w.applies_to(env) and (names is None or w.name in names)]
+        return [(w, env, point, rep) for w in chosen for point in w.points()]
+
+    if plan.order == "blocked":
+        ordered = [
+            (w, env, point, rep)
+            for env in plan.environments
+            for w in workloads
+            if w.applies_to(env)
+            for point in w.points()
+            for rep in range(plan.repetitions)
+        ]
+    else:
+        ordered = [u for rep, envs in enumerate(plan.environment_order()) for env in envs for u in block(env, rep)]
+    for added in extensions or []:
+        rep, envs = int(added["repetition"]), list(added["environments"])
+        random.Random(f"{plan.seed}:{rep}").shuffle(envs)
+        ordered += [u for env in envs for u in block(env, rep, set(added["workloads"]))]
+    return [Unit(w, env, point, rep, position) for position, (w, env, point, rep) in enumerate(ordered)]
+
+
+def segments(units: list[Unit]) -> list[tuple[str, list[Unit]]]:
+    """Consecutive units of one environment: each is one start and stop of that environment."""
+    return [(env, list(group)) for env, group in itertools.groupby(units, key=lambda u: u.env)]
+
+
+def run_plan(
+    plan: Plan,
+    *,
+    results_root: Path | None = None,
+    progress: bool = True,
+    image: str | None = None,
+    base_image: str = DEFAULT_BASE,
+) -> RunResult:
+    """Run every unit of the plan that is not already done; return all records of the run."""
+    experiment = experiments.get(plan.experiment)
+    experiment.check(plan, plan.experiment)  # before anything is written: a bad plan leaves no folder
+    store = RunStore(paths.run_folder(plan, results_root))
+    store.write_plan(plan.model_dump(mode="json"))
+    units = plan_units(plan, experiment.workloads(plan), store.extensions())
+    idle = [env for env in plan.environments if not any(u.env == env for u in units)]
+    if idle:
+        warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", Notice, stacklevel=2)
+    with _guarded(store):
+        todo = store.pending(units)
+        if todo:
+            _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
+    records = store.consolidate()
+    failures = store.failures()
+    if len(failures):
+        warnings.warn(f"{len(failures)} unit(s) failed; see {store.root / 'failures.csv'}", Notice, stacklevel=2)
+    return RunResult(plan, store.root, records, failures, len(todo), len(units) - len(todo))
+
+
+@contextlib.contextmanager
+def _guarded(store: RunStore):
+    """One process at a time in the run's folder; SIGTERM/SIGHUP unwind like Ctrl-C; on a stop the
+    points measured so far are consolidated into records.csv before the interruption goes on."""
+    with store.locked(), signals.stop_on_signals():
+        try:
+            yield
+        except KeyboardInterrupt as exc:
+            if isinstance(exc, signals.RunStopped):
+                exc.run_root = str(store.root)
+            store.consolidate()
+            raise
+
+
+def _execute(
+    plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None, base_image: str
+) -> None:
+    session = provenance.Session.begin(naming.new_run_label(), plan.model_dump(mode="json"))
+    bar = tqdm(total=len(todo), desc=f"{plan.experiment} ({plan.profile})", unit="point", disable=not progress)
+    sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
+    ports = free_ports(max(u.workload.ports_needed for u in todo))
+    layout = cpus.split(sut_cores, ports)
+    if plan.sut_host:  # another machine: its CPUs are its own, the client may use all of this one's
+        layout = cpus.Layout(sut_cpus=[], client_cpus=cpus.available_cpus(), ports=ports)
+    session.layout = {"sut_cpus": layout.sut_cpus, "client_cpus": layout.client_cpus, "ports": ports}
+    peer = make_peer(plan, layout.client_cpus, session.run_label)
+    try:
+        with peer:
+            session.add_peer(peer)
+            probes = None if plan.sut_host else capacity.RunCapacity(list(layout.sut_cpus))
+            context = RunContext(plan, store, peer, layout, session, bar, image, base_image, capacity=probes)
+            for env_label, env_units in segments(todo):
+                session.add_segment(env_label, env_units[0].position, env_units[-1].position)
+                _run_environment(env_label, env_units, context)
+            session.add_commands(peer.commands)
+    finally:
+        bar.close()
+        store.append_provenance(session.finish())
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every environment of one run shares, and the session that collects the run's provenance."""
+
+    plan: Plan
+    store: RunStore
+    peer: Any
+    layout: cpus.Layout
+    session: provenance.Session
+    bar: tqdm
+    image: str | None  # None: the benchmark image built from base_image
+    base_image: str
+    #: the duration a time-bound point grew to for steady state, by workload and point: later
+    #: repetitions and environments start there instead of growing again
+    sizes: dict[tuple[str, str], float] = field(default_factory=dict)
+    #: the machine's capacity probed around memory- and CPU-bound points (None: the SUT is remote)
+    capacity: capacity.RunCapacity | None = None
+
+
+def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
+    plan, store, peer, session, bar = run.plan, run.store, run.peer, run.session, run.bar
+    placement = {"host": session.host_id, "peer": plan.peer_path}  # where the points ran
+    try:
+        options: dict[str, Any] = {}
+        if environments.parse_label(label).kind in ("docker", "vm", "lxc", "docker-in-vm"):
+            options["image"] = run.image or _benchmark_image(run.base_image)
+        if plan.sut_host:
+            options.update(
+                host=plan.sut_host,
+                address=plan.sut_address,
+                key_filename=plan.ssh_key,
+                known_hosts=plan.known_hosts,
+                docker_socket=plan.sut_docker_socket,
+            )
+            if "image" in options:  # shipped from this machine's engine when the remote one lacks it
+                options.update(local_client=docker_client(), progress=not bar.disable)
+        env = environments.create(
+            label, run.layout, run_label=session.run_label, peer_reaches_nat=peer.reaches_nat, **options
+        )
+        with env:
+            if plan.sut_host:  # the records name the machine that ran the system under test
+                placement["host"] = session.add_sut_host(plan.sut_host, env)["host_id"]
+            session.add_environment(label, env)
+            write_libvirt = getattr(env, "write_libvirt_xml", None)
+            if write_libvirt is not None:
+                write_libvirt(store.root / "libvirt")
+            for workload in dict.fromkeys(u.workload for u in units):
+                workload.prepare(env, peer)
+                tools = specs.schema(plan.experiment).tools_of(workload.name)
+                versions = {tool_versions.COLUMN: tool_versions.of_environment(session.tool_versions, label, *tools)}
+                for unit in (u for u in units if u.workload is workload):
+                    _run_unit(unit, env, peer, plan, store, {**placement, **versions}, run.sizes, run.capacity)
+                    bar.update(1)
+                workload.finish(env, peer)
+            try:  # again: what the workloads added (companions); an engine gone mid-run keeps the first
+                session.environments[label] = env.describe()
+            except (EnvironmentUnavailable, CommandFailed, *_engine_errors()):
+                pass
+            session.add_commands(env.commands)
+    except (EnvironmentUnavailable, CommandFailed, *_engine_errors()) as exc:
+        reason = f"{label} unavailable: {_reason(exc)}"
+        for unit in units:
+            if store.unit_status(unit.key) != "ok":
+                store.save_failed(unit.key, reason, {"env": label, "finished": provenance.now()})
+        bar.update(len(units))
+        warnings.warn(reason, Notice, stacklevel=2)
+
+
+def _run_unit(
+    unit: Unit,
+    env,
+    peer,
+    plan: Plan,
+    store: RunStore,
+    placement: dict[str, Any] | None = None,
+    sizes: dict[tuple[str, str], float] | None = None,
+    probes: capacity.RunCapacity | None = None,
+) -> None:
+    """Measure the point, again while the interference rule finds it disturbed or, for a time-bound
+    point, the steady-state rule finds it too short (then for longer), at most max_attempts times:
+    every discarded attempt is kept as units/<key>.attempt<N>.json with its reason."""
+    rule = plan.interference or interference.DEFAULT_RULE
+    sizes = {} if sizes is None else sizes
+    size_key = (unit.workload.name, json.dumps(unit.point, sort_keys=True, default=str))
+    profile_s = unit.workload.profile_seconds()
+    seconds = max(profile_s, sizes.get(size_key, 0.0)) if profile_s is not None else None
+    discarded: list[dict[str, Any]] = []
+    for attempt in range(1, rule.max_attempts + 1):
+        kept, grown = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes)
+        if grown is not None:
+            seconds = sizes[size_key] = max(grown, sizes.get(size_key, 0.0))
+        if kept:
+            return
+
+
+def _attempt_unit(
+    unit: Unit,
+    env,
+    peer,
+    plan: Plan,
+    store: RunStore,
+    placement: dict[str, Any] | None,
+    attempt: int,
+    discarded: list[dict[str, Any]],
+    rule: interference.Rule,
+    seconds: float | None = None,
+    probes: capacity.RunCapacity | None = None,
+) -> tuple[bool, float | None]:
+    """One attempt: (whether it is the one that counts, or the point failed; the longer duration the
+    steady-state rule asks for, or None). An attempt that does not count is kept aside."""
+    info: dict[str, Any] = {
+        "env": unit.env,
+        "workload": unit.workload.name,
+        "point": unit.point,
+        "repetition": unit.repetition,
+        "position": unit.position,
+        "started": provenance.now(),
+    }
+    bookkeeping = {**(placement or {}), "position": unit.position, "started": info["started"]}
+    if plan.ci_alpha is not None:  # a run that may grow: every interval on its records at the looks' level
+        bookkeeping[sequential.COLUMN] = plan.ci_alpha
+    mark = len(env.commands), len(peer.commands)
+    started = time.monotonic()
+    raw = None
+    grown = None
+    kind = unit.workload.capacity_probe if probes is not None else None
+    try:
+        before = probes.before(kind) if kind else None
+        with _sampler(unit, env, plan) as sampler:
+            if seconds is None:
+                raw = unit.workload.measure(env, peer, unit.point)
+            else:
+                raw = unit.workload.measure(env, peer, unit.point, seconds=seconds)
+        figures = sampler.figures if sampler is not None else None
+        foreign_unknown = None
+        if figures is not None and environments.parse_label(unit.env).kind == "lxc":
+            figures, foreign_unknown = (
+                dataclasses.replace(figures, foreign_cpu_pct=None),
+                interference.LXC_FOREIGN_UNKNOWN,
+            )
+        if kind and figures is not None:
+            figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, probes.after(kind)))
+        disturbed = rule.reasons(figures)
+        steady_rule = plan.steady or steady.DEFAULT_RULE
+        measurements, series = _read(unit, raw, store, sized=seconds is not None)
+        found, unsteady, grown = _steadiness(unit, series, steady_rule, seconds)
+        again = disturbed + (unsteady if grown is not None else [])
+        last = not again or attempt == rule.max_attempts
+        key = unit.key if last else f"{unit.key}.attempt{attempt}"
+        info["raw_files"] = store.save_raw(key, {**raw.outputs, **raw.series})
+        quality = {
+            **_quality_columns(figures, attempt, len(discarded), bool(disturbed)),
+            **steady.columns(found, None if found is None else not unsteady, seconds),
+        }
+        records = place(
+            measurements,
+            experiment=plan.experiment,
+            workload=unit.workload.name,
+            env=unit.env,
+            run_id=plan.run_id,
+            repetition=unit.repetition,
+            params={
+                **{k: v for k, v in env.spec.options.items() if k != "replica"},
+                **unit.workload.record_params(unit.point),
+                **raw.facts,
+                **bookkeeping,
+                **quality,
+            },
+        )
+        elapsed = round(time.monotonic() - started, 3)
+        info.update(_unit_commands(env, peer, mark), seconds=elapsed, finished=provenance.now())
+        info["tool_seconds"] = tool_seconds(info["commands"], elapsed)
+        info["interference"] = {
+            "figures": figures.as_dict() if figures else None,
+            "sampler_error": sampler.error if sampler is not None else "not sampled: the system under test is remote",
+            "foreign_cpu_unknown": foreign_unknown,
+            "rule": rule.model_dump(mode="json"),
+            "disturbed": disturbed,
+            "attempt": attempt,
+            "discarded_attempts": discarded,
+        }
+        if found is not None:
+            info["steady"] = {
+                "rule": steady_rule.model_dump(mode="json"),
+                "warmup_method": found.method,
+                "intervals": found.intervals,
+                "interval_s": found.interval_s,
+                "point_seconds": seconds,
+                "unsteady": unsteady,
+                "next_seconds": grown,
+            }
+        if not last:
+            parts = [f"disturbed: {'; '.join(disturbed)}"] if disturbed else []
+            if grown is not None:
+                parts.append(f"unsteady at {seconds:g} s: {'; '.join(unsteady)}; next {grown:g} s")
+            reason = "; ".join(parts)
+            store.save_attempt(unit.key, attempt, reason, records, info)
+            discarded.append({"attempt": attempt, "file": f"units/{key}.json", "reason": reason})
+            return False, grown
+        store.save_ok(unit.key, records, info)
+    except (CommandFailed, ParseError, KitError, *_engine_errors()) as exc:
+        info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
+        if discarded:
+            info["interference"] = {"attempt": attempt, "discarded_attempts": discarded}
+        state = _environment_state(env)
+        store.save_failed(unit.key, f"{state}; {_reason(exc)}" if state else _reason(exc), info)
+    return True, None
+
+
+def _read(unit: Unit, raw: RawResult, store: RunStore, sized: bool) -> tuple[list, tuple[list[float], float] | None]:
+    """The point's measurements and, where it is sized for steady state, its sub-intervals. Output that
+    does not parse fails the point; it is kept under the point's own name for the reader of the error."""
+    source = str(store.raw_dir / unit.key)
+    try:
+        return unit.workload.parse(raw, source), unit.workload.intervals(raw, source) if sized else None
+    except ParseError:
+        store.save_raw(unit.key, {**raw.outputs, **raw.series})
+        raise
+
+
+def _steadiness(
+    unit: Unit, series: tuple[list[float], float] | None, rule: steady.Rule, seconds: float | None
+) -> tuple[steady.Steadiness | None, list[str], float | None]:
+    """What the point's sub-intervals say (None where it is not sized), why it is not steady enough,
+    and the longer duration that would be (None: not needed, or already the longest allowed)."""
+    if seconds is None or not series:
+        return None, [], None
+    found = steady.assess(*series)
+    unsteady = steady.reasons(rule, found)
+    grown = steady.longer(rule, found, seconds, unit.workload.profile_seconds()) if unsteady else None
+    return found, unsteady, grown
+
+
+def _sampler(unit: Unit, env, plan: Plan):
+    """The point's interference sampler over this host, or a null context for a remote system under
+    test (this host is then only the client's; its figures would describe the wrong machine)."""
+    if plan.sut_host:
+        return contextlib.nullcontext()
+    local_engine = environments.parse_label(unit.env).kind == "docker"
+    ownership = interference.Ownership(
+        engine=local_engine, is_own_container=interference.docker_container_check() if local_engine else None
+    )
+    sut_cpus = getattr(getattr(env, "layout", None), "sut_cpus", None)
+    return interference.PointSampler(sut_cpus, ownership)
+
+
+def _quality_columns(figures, attempt: int, discarded: int, disturbed: bool) -> dict[str, Any]:
+    """The record columns of the point's measurement quality; missing figures stay missing."""
+    columns = figures.columns() if figures is not None else dict.fromkeys(interference.COLUMNS)
+    return {**columns, "attempt": attempt, "discarded_attempts": discarded, "disturbed": disturbed}
+
+
+def _engine_errors() -> tuple[type[BaseException], ...]:
+    """What an engine or a guest that went away mid-run raises: its container killed, its daemon
+    stopped, its SSH connection lost. The point fails with the reason and the run goes on."""
+    import docker.errors
+    import paramiko
+    import requests
+
+    return (docker.errors.DockerException, requests.exceptions.RequestException, paramiko.SSHException, OSError)
+
+
+#: how long a failed point waits for the engine to report its container's end
+STATE_SETTLE_S = 3.0
+
+
+def _environment_state(env) -> str:
+    """Why a container environment's point failed, where the engine knows: its container stopped
+    (killed, out of memory) or the engine itself no longer answers. "" when it looks healthy."""
+    env = getattr(env, "inner", None) or env
+    container = getattr(env, "container", None)
+    if container is None:
+        return ""
+    deadline = time.monotonic() + STATE_SETTLE_S  # the engine records a killed container's exit a moment later
+    while True:
+        try:
+            container.reload()
+        except Exception as exc:  # noqa: BLE001 - any failure to ask is the answer
+            import docker.errors
+
+            if isinstance(exc, docker.errors.NotFound):
+                return f"{env.label}: its container {container.name} no longer exists"
+            return f"{env.label}: the Docker engine does not answer ({type(exc).__name__}: {str(exc)[:160]})"
+        state = container.attrs.get("State") or {}
+        if state.get("Status") != "running":
+            break
+        if time.monotonic() > deadline:
+            return ""
+        time.sleep(0.5)
+    return (
+        f"{env.label}: its container {container.name} is {state.get('Status')} (exit code {state.get('ExitCode')}"
+        + (", killed for lack of memory" if state.get("OOMKilled") else "")
+        + ")"
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    """A failure's reason as failures.csv shows it: the kit's own message, or the engine's error named."""
+    if isinstance(exc, KitError):
+        return str(exc)
+    text = str(exc).strip() or repr(exc)
+    return f"{type(exc).__name__}: {text}"
+
+
+def tool_seconds(commands: list[dict[str, Any]], wall: float) -> float:
+    """Time the unit's own commands ran (the benchmark and its per-point commands), at most the unit's wall
+    time (a client may run while another command does); the rest of a run is the harness's. A unit that
+    ran no command measured through an engine's API (container start-up): its wall time is the tool's."""
+    timed = [c["seconds"] for c in commands if c.get("seconds") is not None]
+    return round(min(wall, sum(timed)) if timed else wall, 3)
+
+
+def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
+    return {"commands": env.commands[mark[0] :] + peer.commands[mark[1] :]}
+
+
+@functools.lru_cache(maxsize=4)
+def _benchmark_image(base_image: str) -> str:
+    return ensure_image(docker_client(), base_image)

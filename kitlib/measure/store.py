@@ -1,0 +1,347 @@
+"""The results store: `results/<experiment>/<run_id>/`, written atomically, resumable.
+
+    plan.json         the validated plan and the folder's results format (`kitlib.results.formats`)
+    units/<key>.json  one measured point of one environment and repetition: status, records, commands
+    raw/<key>.<name>.txt  the tool's raw output beside it
+    records.csv       every valid record of the run (rebuilt from units/)
+    failures.csv      units that failed, with their reason (never mixed into records.csv)
+    provenance.json   host, engines, tools, versions, and every command line
+    .lock             held (flock) by the process running the plan, so a second run of it refuses
+
+A unit whose file says `ok` is done; running the same plan again does only what is missing
+(never-run or failed units).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kitlib import results
+from kitlib.core.errors import KitError
+from kitlib.core.hostid import differences, host_id
+from kitlib.core.records import CORE_COLUMNS, Record, to_frame
+from kitlib.measure import provenance
+from kitlib.results import formats, read_json
+
+FORMAT_VERSION = formats.FORMAT_VERSION
+
+
+#: the prefix of atomic_write's temp files (`.<name>.<random>`): what `kit clean` removes of a killed writer
+TEMP_PREFIX = "."
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temp file in the same folder and rename, so readers never see half a file; the file
+    and then its folder are fsynced, so a record committed survives a power cut (a rename alone may
+    reach the disk before the data it names)."""
+    created = _make_dirs(path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    for folder in [path.parent, *created]:
+        fsync_dir(folder)
+
+
+#: mkstemp's random part: 8 of these characters
+_TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}$")
+#: a temp file younger than this may be a live writer's (its rename a moment away)
+TEMP_GRACE_S = 60.0
+
+
+def stale_temp_files(results: Path, now: float | None = None) -> list[Path]:
+    """atomic_write's temp files that a killed writer left under `results` (`.<name>.<8 random>`): in no
+    run folder a process holds the lock of, and older than TEMP_GRACE_S."""
+    import time
+
+    now = time.time() if now is None else now
+    found = []
+    busy: dict[Path, bool] = {}
+    for path in sorted(Path(results).rglob(".*")):
+        if not _TEMP_NAME.match(path.name) or not path.is_file() or path.is_symlink():
+            continue
+        run = _run_folder(path, Path(results))
+        if run is not None and busy.setdefault(run, RunStore(run).busy()):
+            continue
+        if now - path.lstat().st_mtime >= TEMP_GRACE_S:
+            found.append(path)
+    return found
+
+
+def _run_folder(path: Path, results: Path) -> Path | None:
+    """`results/<experiment>/<run_id>` holding `path`, None for files above the run folders."""
+    parts = path.relative_to(results).parts
+    return results / parts[0] / parts[1] if len(parts) > 2 else None
+
+
+def _make_dirs(folder: Path) -> list[Path]:
+    """mkdir -p; the parents of the folders it created (whose entries must reach the disk too)."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for created in reversed(missing):
+        created.mkdir(exist_ok=True)
+    return [m.parent for m in missing]
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a folder's entries (a rename, a new file) durable."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def has_records(unit: dict[str, Any]) -> bool:
+    """Whether a unit document holds its records: an `ok` unit without them is not done."""
+    records = unit.get("records")
+    return isinstance(records, list) and bool(records) and all(isinstance(r, dict) for r in records)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+def unit_key(env: str, point: dict[str, Any], repetition: int, workload: str) -> str:
+    parts = [workload, env] + [f"{k}={v}" for k, v in point.items()] + [f"r{repetition}"]
+    return re.sub(r"[^A-Za-z0-9=.+_-]", "_", "__".join(parts))
+
+
+def plan_differences(
+    old: dict[str, Any], new: dict[str, Any], ignore: Iterable[str] = ()
+) -> list[tuple[str, Any, Any]]:
+    """(field, old value, new value) for every plan field that differs; `params.x` for parameters."""
+    skip = set(ignore)
+    found = []
+    for name in sorted((set(old) | set(new)) - skip):
+        a, b = old.get(name), new.get(name)
+        if name == "params" and isinstance(a, dict) and isinstance(b, dict):
+            found += [(f"params.{k}", a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        elif a != b and not (isinstance(a, list | tuple) and isinstance(b, list | tuple) and list(a) == list(b)):
+            found.append((name, a, b))
+    return found
+
+
+class RunStore:
+    """One run's folder."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    @property
+    def units_dir(self) -> Path:
+        return self.root / "units"
+
+    @property
+    def raw_dir(self) -> Path:
+        return self.root / "raw"
+
+    # -- one run at a time -----------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the folder's lock while a run writes into it; refuse if another process holds it.
+
+        An flock, so the kernel releases it when its holder exits however it ends (even kill -9):
+        a crashed run never leaves a stale lock behind."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / ".lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+                raise KitError(
+                    f"another run of this plan is in progress in {self.root} (pid {holder}); "
+                    "wait for it to finish or stop it, then run again (only missing points are measured)"
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    def busy(self) -> bool:
+        """Whether a process holds the folder's lock now (a run writing into it)."""
+        path = self.root / ".lock"
+        if not path.exists():
+            return False
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing the descriptor releases a lock it took
+        return False
+
+    # -- the plan --------------------------------------------------------------------------
+    def write_plan(
+        self,
+        plan_json: dict[str, Any],
+        ignore: Iterable[str] = ("ssh_key", "known_hosts", "preset", "sut_docker_socket"),
+    ) -> None:
+        """Record the plan; a folder holding another plan is refused, naming the fields that differ
+        (fields in `ignore` do not change what is measured and may differ). A plan that names its
+        machine (`host`) runs only on that machine, into a folder measured on no other one."""
+        existing = self.root / "plan.json"
+        document = {"format_version": FORMAT_VERSION, "plan": plan_json}
+        if plan_json.get("host"):
+            self.refuse_other_machine(str(plan_json["host"]))
+        if existing.exists():
+            old = read_json(existing)
+            formats.refuse_newer(old.get("format_version", formats.UNVERSIONED), self.root)
+            differing = plan_differences(old.get("plan", {}), plan_json, ignore)
+            if differing:
+                raise KitError(
+                    f"{self.root} holds the results of another plan; it differs in "
+                    + "; ".join(f"{name}: {a!r} there, {b!r} now" for name, a, b in differing)
+                    + ". Its results are not reused: choose another results folder or remove this one."
+                )
+            return
+        atomic_write(existing, json.dumps(document, indent=2, sort_keys=True))
+
+    def refuse_other_machine(self, plan_host: str) -> None:
+        """Results are resumed only on the machine that measured them: a folder whose provenance
+        records other hardware (or another machine-id), or a plan made on another machine, is refused,
+        naming the difference."""
+        here = provenance.collect_identity()
+        for session in self.sessions():
+            found = differences(session.get("host") or {}, here)
+            if found:
+                raise KitError(
+                    f"{self.root} was measured on another machine ({'; '.join(found)}): its results are "
+                    "not resumed here; choose another results folder or run the plan on that machine"
+                )
+        if plan_host != host_id(here):
+            raise KitError(
+                f"{self.root}: the plan was made on host {plan_host}, this is host {host_id(here)}: "
+                "make the plan on this machine (its run_id then names this machine)"
+            )
+
+    # -- repetitions added to a sequential run ---------------------------------------------
+    def extensions(self) -> list[dict[str, Any]]:
+        """The repetitions added to the plan's by `--until-decided`, in the order they were added: each
+        {repetition, environments, workloads, why}. A resumed run measures them as it does the plan's."""
+        path = self.root / "extensions.json"
+        return list(read_json(path).get("extensions") or []) if path.exists() else []
+
+    def add_extension(self, repetition: int, environments: list[str], workloads: list[str], why: list[str]) -> None:
+        """Record one more repetition of these environments and workloads (written before it runs, so an
+        interrupted run resumes it)."""
+        found = self.extensions()
+        if any(e["repetition"] == repetition for e in found):
+            raise KitError(f"{self.root}: repetition {repetition} was already added")
+        entry = {"repetition": repetition, "environments": environments, "workloads": workloads, "why": why}
+        document = {"format_version": FORMAT_VERSION, "extensions": [*found, entry]}
+        atomic_write(self.root / "extensions.json", json.dumps(document, indent=2))
+
+    # -- units -----------------------------------------------------------------------------
+    def pending(self, units: Iterable[Any]) -> list[Any]:
+        """The units (anything with a `key`) not done yet: never run, failed, or without their records."""
+        return [unit for unit in units if self.unit_status(unit.key) != "ok"]
+
+    def unit_status(self, key: str) -> str | None:
+        """`ok` (done: it holds its records), `failed`, or None (never run); a unit file that says `ok`
+        without records is not done, so its point is measured again."""
+        path = self.units_dir / f"{key}.json"
+        if not path.exists():
+            return None
+        unit = read_json(path)
+        status = unit.get("status")
+        if status == "ok" and not has_records(unit):
+            return None
+        return status
+
+    def save_raw(self, key: str, outputs: dict[str, str]) -> list[str]:
+        names = []
+        for name, text in outputs.items():
+            path = self.raw_dir / f"{key}.{name}.txt"
+            atomic_write(path, text)
+            names.append(str(path.relative_to(self.root)))
+        return names
+
+    def save_ok(self, key: str, records: Iterable[Record], info: dict[str, Any]) -> None:
+        rows = [r.as_row() for r in records]
+        if not rows:
+            raise KitError(f"{key}: a unit with no records cannot be saved as done")
+        self._save_unit(key, {"status": "ok", "records": rows, **info})
+
+    def save_attempt(
+        self, key: str, attempt: int, reason: str, records: Iterable[Record], info: dict[str, Any]
+    ) -> None:
+        """Keep a discarded attempt of a unit (disturbed, measured again) beside it, with its reason:
+        units/<key>.attempt<N>.json, status `discarded`, never part of records.csv."""
+        rows = [r.as_row() for r in records]
+        self._save_unit(f"{key}.attempt{attempt}", {"status": "discarded", "reason": reason, "records": rows, **info})
+
+    def save_failed(self, key: str, reason: str, info: dict[str, Any]) -> None:
+        self._save_unit(key, {"status": "failed", "reason": reason, **info})
+
+    def _save_unit(self, key: str, document: dict[str, Any]) -> None:
+        atomic_write(self.units_dir / f"{key}.json", json.dumps(document, indent=1, default=str))
+
+    def units(self) -> list[dict[str, Any]]:
+        if not self.units_dir.exists():
+            return []
+        return [read_json(p) | {"key": p.stem} for p in sorted(self.units_dir.glob("*.json"))]
+
+    # -- consolidated views ----------------------------------------------------------------
+    def consolidate(self):
+        """Rebuild records.csv and failures.csv from the unit files; return the records frame."""
+        import pandas as pd
+
+        units = self.units()
+        rows = [row for u in units if u.get("status") == "ok" and has_records(u) for row in u["records"]]
+        frame = pd.DataFrame(rows) if rows else to_frame([])
+        if rows:
+            extra = [c for c in frame.columns if c not in CORE_COLUMNS]
+            frame = frame[list(CORE_COLUMNS) + extra]
+        atomic_write(self.root / "records.csv", frame.to_csv(index=False))
+        failed = [
+            {"unit": u["key"], "env": u.get("env"), "reason": u.get("reason")}
+            for u in units
+            if u.get("status") == "failed"
+        ]
+        failures = self.root / "failures.csv"
+        if failed:
+            atomic_write(failures, pd.DataFrame(failed).to_csv(index=False))
+        else:
+            failures.unlink(missing_ok=True)
+        return frame
+
+    def failures(self):
+        import pandas as pd
+
+        path = self.root / "failures.csv"
+        return pd.read_csv(path) if path.exists() else pd.DataFrame(columns=["unit", "env", "reason"])
+
+    # -- provenance ------------------------------------------------------------------------
+    def sessions(self) -> list[dict[str, Any]]:
+        """The sessions provenance.json records ([] without one)."""
+        return results.sessions(self.root)
+
+    def append_provenance(self, session: dict[str, Any]) -> None:
+        path = self.root / "provenance.json"
+        document = read_json(path) if path.exists() else {"format_version": FORMAT_VERSION, "sessions": []}
+        document["sessions"].append(session)
+        atomic_write(path, json.dumps(document, indent=2, default=str))

@@ -1,0 +1,151 @@
+"""The values a label's options may take: one spelling each, Docker's and the kernel's limits, and
+what this host has.
+
+A label is the environment's name in records, figures and the run's digest, so one environment has
+one spelling: a value that is not written canonically is refused with the canonical form (never
+rewritten behind the user's back, so the label in the records is the one typed). Docker takes 0 as
+"not set" (`--cpu-quota 0` runs unthrottled, `--memory 0` unlimited) and the kernel clamps shares
+and periods out of its range, so such values would measure the opposite of what the label says:
+they are refused with what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kitlib.core import numa
+
+#: the kernel's CFS bandwidth limits, as Docker enforces them (`--cpu-period`, `--cpu-quota`)
+MIN_QUOTA_US = 1000
+PERIOD_RANGE_US = (1000, 1_000_000)
+#: Docker's period when a label gives a quota only
+DEFAULT_PERIOD_US = 100_000
+#: cpu.shares outside [2, 262144] is clamped by the kernel (MIN_SHARES, MAX_SHARES); 0 is Docker's default
+SHARES_RANGE = (2, 262_144)
+#: Docker refuses a smaller limit ("Minimum memory limit allowed is 6MB"); 0 means no limit
+MIN_MEMORY_BYTES = 6 * 2**20
+_UNITS = {"k": 2**10, "m": 2**20, "g": 2**30}
+#: Linux numbers CPUs below its NR_CPUS, at most 8192 on any architecture it builds for
+MAX_CPUS = 8192
+#: and NUMA nodes below MAX_NUMNODES, at most 1024 (NODES_SHIFT 10)
+MAX_NODES = 1024
+ONLINE_CPUS = Path("/sys/devices/system/cpu/online")
+
+
+def cpu_set(text: str) -> list[int]:
+    """The CPUs of a list like `0-3,8` (sorted, once each); a range that runs backwards is refused."""
+    found: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        first, last = int(low), int(high or low)
+        if last < first:
+            raise ValueError(f"the range {part} runs backwards")
+        if last >= MAX_CPUS:
+            raise ValueError(f"CPU {last} is beyond any Linux host's CPUs (numbered below {MAX_CPUS})")
+        found.update(range(first, last + 1))
+    return sorted(found)
+
+
+def cpu_list(cpus: list[int]) -> str:
+    """CPUs written as the kernel lists them (`0-3,8`): runs of consecutive CPUs as ranges."""
+    runs: list[list[int]] = []
+    for cpu in sorted(set(cpus)):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def memory_bytes(text: str) -> int:
+    return int(text[:-1]) * _UNITS[text[-1]]
+
+
+def memory_text(nbytes: int) -> str:
+    """A size in the largest unit it is a whole number of (`1g`, not `1024m`)."""
+    for unit in ("g", "m", "k"):
+        if nbytes % _UNITS[unit] == 0:
+            return f"{nbytes // _UNITS[unit]}{unit}"
+    raise ValueError(f"{nbytes} bytes is not a whole number of KiB")
+
+
+def canonical(name: str, text: str) -> str:
+    """The one spelling of an option's value: numbers without leading zeros, memory in its largest
+    whole unit, CPU sets as the kernel lists them; options without a value are left as they are."""
+    if name in ("shares", "quota", "period", "numa"):
+        return str(int(text))
+    if name == "mem":
+        return memory_text(memory_bytes(text))
+    if name == "cpus":
+        return cpu_list(cpu_set(text))
+    return text
+
+
+def out_of_range(name: str, text: str) -> str | None:
+    """What is allowed for the option, when its value is outside Docker's or the kernel's limits
+    (host-independent; see `beyond_host` for this host's); None when the value is within them."""
+    if name == "quota" and int(text) < MIN_QUOTA_US:
+        return (
+            f"a CPU quota is at least {MIN_QUOTA_US} µs per period (the kernel's minimum; "
+            "Docker takes 0 as no quota, which would run unthrottled)"
+        )
+    low, high = PERIOD_RANGE_US
+    if name == "period" and not low <= int(text) <= high:
+        return f"a CPU period is {low} to {high} µs (Docker's and the kernel's range; 0 is Docker's default)"
+    low, high = SHARES_RANGE
+    if name == "shares" and not low <= int(text) <= high:
+        return f"CPU shares are {low} to {high} (the kernel clamps other values; Docker takes 0 as its default 1024)"
+    if name == "numa" and int(text) >= MAX_NODES:
+        return f"Linux numbers NUMA nodes below {MAX_NODES}"
+    if name == "cpus":
+        try:
+            cpu_set(text)
+        except ValueError as exc:
+            return f"a CPU set lists CPUs and ascending ranges ({exc})"
+    if name == "mem" and memory_bytes(text) < MIN_MEMORY_BYTES:
+        return "a memory limit is at least 6m (Docker's minimum; 0 means no limit)"
+    return None
+
+
+def online_cpus() -> list[int]:
+    """This host's online CPUs (the kernel's list; the CPU count where /sys does not say)."""
+    try:
+        return cpu_set(ONLINE_CPUS.read_text().strip())
+    except (OSError, ValueError):
+        return list(range(os.cpu_count() or 1))
+
+
+def host_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def beyond_host(options: dict[str, object]) -> list[str]:
+    """Why options do not fit this host (CPUs that are not online, NUMA nodes it lacks, more memory
+    or CPU time than it has: a limit that can never bind measures no limit); empty when they fit."""
+    reasons = []
+    online = online_cpus()
+    if "cpus" in options:
+        missing = sorted(set(cpu_set(str(options["cpus"]))) - set(online))
+        if missing:
+            reasons.append(
+                f"cpus{options['cpus']}: CPU(s) {cpu_list(missing)} are not online here (online: {cpu_list(online)})"
+            )
+    if "numa" in options and options["numa"] not in numa.nodes():
+        nodes = ", ".join(map(str, numa.nodes()))
+        reasons.append(f"numa{options['numa']}: this host has no NUMA node {options['numa']} (its nodes: {nodes})")
+    if "mem" in options and memory_bytes(str(options["mem"])) > host_memory_bytes():
+        total = host_memory_bytes()
+        reasons.append(
+            f"mem{options['mem']}: more than this host's {total / 2**30:.1f} GiB of memory (a limit it never reaches); "
+            f"at most {memory_text(total // 2**20 * 2**20)}"
+        )
+    if "quota" in options:
+        period = int(options.get("period", DEFAULT_PERIOD_US))  # type: ignore[call-overload]
+        most = period * len(online)
+        if int(options["quota"]) > most:  # type: ignore[call-overload]
+            reasons.append(
+                f"quota{options['quota']}: more CPU time per {period} µs period than this host's {len(online)} "
+                f"online CPU(s) have, so it never throttles; at most {most}"
+            )
+    return reasons
