@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kitlib.measure import experiments
 from kitlib.measure.planning import Plan
 
 #: meanings (with units) of parameters whose model gives no description
@@ -28,15 +27,14 @@ MEANINGS = {
 
 def plan_table(plan: Plan) -> pd.DataFrame:
     """One row per parameter: its value in this plan and its description from the parameter model."""
-
-    fields = experiments.get(plan.experiment).params_model.model_fields
+    fields = type(plan.params).model_fields
     rows = [
         {
             "parameter": name,
             "value": value,
             "meaning": (fields[name].description if name in fields else None) or MEANINGS.get(name, ""),
         }
-        for name, value in plan.params.items()
+        for name, value in plan.params.model_dump(mode="json").items()
     ]
     return pd.DataFrame(rows, columns=["parameter", "value", "meaning"])
 

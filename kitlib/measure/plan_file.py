@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from kitlib import specs
 from kitlib.core.errors import PlanError
 from kitlib.measure import experiments
 from kitlib.measure.planning import Plan, explain
@@ -28,11 +29,14 @@ def load_plan(path: str | Path, experiment: str | None = None) -> Plan:
             f"plan_file: {path} holds a JSON {type(document).__name__}, not a plan (an object with experiment, "
             "environments, profile, repetitions and params, as `kit run` writes it)"
         )
+    if experiment is not None and document.get("experiment") != experiment:
+        raise PlanError(f"plan_file: {path} is a plan of {document.get('experiment')!r}, not of {experiment!r}")
     try:
         plan = Plan.model_validate(document)
     except ValidationError as error:
-        raise explain(error, f"plan_file {path}") from None
-    if experiment is not None and plan.experiment != experiment:
-        raise PlanError(f"plan_file: {path} is a plan of {plan.experiment!r}, not of {experiment!r}")
+        known = document.get("experiment") in specs.names()
+        raise explain(
+            error, f"plan_file {path}", specs.get(document["experiment"]).params_model if known else None
+        ) from None
     experiments.get(plan.experiment).check(plan, f"plan_file {path}")
     return plan

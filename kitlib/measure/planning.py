@@ -18,8 +18,9 @@ import socket
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, SerializeAsAny, ValidationError, field_validator, model_validator
 
+from kitlib import specs
 from kitlib.core import hostnames
 from kitlib.core.errors import PlanError
 from kitlib.core.interference import Rule
@@ -54,7 +55,9 @@ class Plan(BaseModel):
     environments: tuple[str, ...]
     profile: Literal["quick", "standard", "paper"]
     repetitions: int
-    params: dict[str, Any]
+    #: the experiment's own parameter model (`kitlib.specs`), validated once, when the plan is made or read;
+    #: a dict only in plan.json
+    params: SerializeAsAny[BaseModel]
     peer: Literal["auto", "netns", "loopback", "remote"] = "auto"
     peer_host: str | None = None
     sut_address: str | None = None
@@ -87,6 +90,22 @@ class Plan(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _typed_params(cls, data: Any) -> Any:
+        """Parameters given as a dict (a plan.json, a notebook's plan file) become the experiment's own
+        model here, once; an unknown experiment or a parameter it refuses is a PlanError naming it."""
+        if isinstance(data, dict) and isinstance(data.get("params"), dict):
+            model = specs.get(str(data.get("experiment"))).params_model
+            try:
+                data = {**data, "params": model.model_validate(data["params"])}
+            except ValidationError as error:  # the same errors, placed under `params`
+                details = [{k: e[k] for k in ("type", "loc", "input", "ctx") if k in e} for e in error.errors()]
+                raise ValidationError.from_exception_data(
+                    cls.__name__, [{**d, "loc": ("params", *d["loc"])} for d in details]
+                ) from None
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _draw_seed(cls, data: Any) -> Any:
         """A plan made without a seed gets one derived from its other fields: stable, so the same plan
         made twice has the same run_id (and resumes), and recorded in plan.json. The machine does not
@@ -96,7 +115,7 @@ class Plan(BaseModel):
             data = {**data, "host": this_host_id()}
         if isinstance(data, dict) and data.get("seed") is None:
             payload = {
-                k: v
+                k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v
                 for k, v in data.items()
                 if k not in NOT_IDENTITY and k not in ("seed", "host", "interference", "steady")
             }
@@ -134,6 +153,13 @@ class Plan(BaseModel):
         if len(set(labels)) != len(labels):
             raise ValueError(f"an environment is listed twice: {list(labels)}")
         return labels
+
+    @model_validator(mode="after")
+    def _params_of_the_experiment(self) -> Plan:
+        model = specs.get(self.experiment).params_model
+        if type(self.params) is not model:
+            raise ValueError(f"{self.experiment!r} takes {model.__name__} parameters, not {type(self.params).__name__}")
+        return self
 
     @model_validator(mode="after")
     def _remote_sut_kinds(self) -> Plan:
@@ -241,7 +267,8 @@ _BOUND_ERRORS = {"less_than", "less_than_equal", "greater_than", "greater_than_e
 
 def explain(error: ValidationError, context: str, model: type[BaseModel] | None = None) -> PlanError:
     """One readable message out of pydantic's errors: parameter, what was given, what is allowed, and
-    where a bound of `model`'s was crossed, the field's description (it gives the bound's reason)."""
+    where a bound of `model`'s (the experiment's parameter model, for a plan's `params.…` too) was
+    crossed, the field's description (it gives the bound's reason)."""
     lines = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"] if part != "__root__")
@@ -250,7 +277,8 @@ def explain(error: ValidationError, context: str, model: type[BaseModel] | None 
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "int_parsing_size":
             message = "Input is too large"
-        field = model.model_fields.get(str(item["loc"][0])) if model is not None and item["loc"] else None
+        loc = item["loc"][1:] if item["loc"][:1] == ("params",) and model is not None else item["loc"]
+        field = model.model_fields.get(str(loc[0])) if model is not None and loc else None
         if item["type"] in _BOUND_ERRORS and field is not None and field.description:
             message += f" [{field.description}]"
         lines.append(f"  {where}: {message} (given: {given})" if where else f"  plan: {message}")

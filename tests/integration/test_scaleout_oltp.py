@@ -24,8 +24,8 @@ def test_quick_oltp_scaleout_records_every_instance_and_the_aggregate(
     assert len(result.failures) == 0, result.failures.to_string()
     records = result.records
     tps = records[records["metric"] == "tps"]
-    instances = plan.params["instances"]
-    points = len(ENVS) * len(plan.params["placements"]) * len(plan.params["threads"])
+    instances = plan.params.instances
+    points = len(ENVS) * len(plan.params.placements) * len(plan.params.threads)
     assert len(tps) == points * (instances + 1) and (tps["value"] > 0).all()
     assert set(tps["instance"].astype(str)) == {*(str(i) for i in range(instances)), "all"}
     assert set(records["placement"]) == {"default", "pinned"} and (records["instances"] == instances).all()

@@ -229,10 +229,10 @@ def test_hpcc_system_figures_name_their_method():
 
 def test_linpack_n_is_one_for_all_environments():
     plan = kitlib.plan("cpu", environments=["native", "docker-host-volume", "qemu-tcg"])
-    assert plan.params["linpack_n"] <= 1000 and "software emulation" in plan.params["linpack_n_basis"]
+    assert plan.params.linpack_n <= 1000 and "software emulation" in plan.params.linpack_n_basis
     native = kitlib.plan("cpu", environments=["native"])
-    assert native.params["linpack_n"] >= 100 and "native" in native.params["linpack_n_basis"]
-    assert kitlib.plan("cpu", environments=["native"], linpack_n=1000).params["linpack_n_basis"] == "given"
+    assert native.params.linpack_n >= 100 and "native" in native.params.linpack_n_basis
+    assert kitlib.plan("cpu", environments=["native"], linpack_n=1000).params.linpack_n_basis == "given"
 
 
 def test_aa_table_reports_the_noise_floor():

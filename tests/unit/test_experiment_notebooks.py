@@ -34,7 +34,7 @@ def test_the_notebook_explains_its_experiment_and_every_parameter(path):
 def test_the_plan_table_shows_the_profiles_values_with_their_meaning(name):
     plan = experiments.get(name).plan(environments=["native"], profile="quick")
     table = plan_table(plan).set_index("parameter")
-    assert list(table.index) == list(plan.params)
+    assert list(table.index) == list(type(plan.params).model_fields)
     assert (table["meaning"] != "").all(), table[table["meaning"] == ""]
     quick = experiments.get(name).profiles["quick"]
     for parameter, value in quick.items():

@@ -39,6 +39,17 @@ def test_redis_latency_is_on_a_log_axis_and_the_emulator_says_it_is_one(records)
         plt.close(fig)
 
 
+def test_the_redis_axis_states_the_pipeline_the_records_hold(records):
+    redis = records[records["experiment"] == "redis"]
+    (fig,) = figures.draw(redis, "redis").values()
+    assert fig.axes[0].xaxis.label.get_text() == "client connections (pipeline 10)"
+    plt.close(fig)
+    deeper = redis.assign(pipeline=16)
+    (fig,) = figures.draw(deeper, "redis").values()
+    assert fig.axes[0].xaxis.label.get_text() == "client connections (pipeline 16)"
+    plt.close(fig)
+
+
 def test_latency_cdfs_are_steps_on_a_log_axis_and_say_what_they_are_drawn_from(main):
     shares = figures.latency.latency_cdf(main)
     block = figures.net_block.block(main[main["experiment"] == "block"])

@@ -89,9 +89,9 @@ def test_the_last_level_cache_is_summed_over_its_instances(tmp_path):
 def test_memory_sizes_are_settled_with_the_plan_and_refused_beyond_memory():
     plan = kitlib.plan("memory", environments=["native", "docker-host-volume"])
     llc = caches.last_level_total() or 32 * 2**20
-    assert plan.params["stream_elements"] * 8 >= 4 * llc
-    assert 8 * 2 ** plan.params["gups_log2_words"] >= max(4 * llc, 2**30)
-    assert "last-level cache" in plan.params["sizing_basis"] or "no cache" in plan.params["sizing_basis"]
+    assert plan.params.stream_elements * 8 >= 4 * llc
+    assert 8 * 2**plan.params.gups_log2_words >= max(4 * llc, 2**30)
+    assert "last-level cache" in plan.params.sizing_basis or "no cache" in plan.params.sizing_basis
     with pytest.raises(PlanError, match="stream_elements"):
         kitlib.plan("memory", environments=["native"], stream_elements=2 * 10**12)
 
@@ -99,7 +99,7 @@ def test_memory_sizes_are_settled_with_the_plan_and_refused_beyond_memory():
 def test_linpack_n_leaves_room_for_both_matrices():
     plan = kitlib.plan("cpu", environments=["native"], linpack_n_cap=200_000, linpack_memory_fraction=0.5)
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    assert 2 * 8 * plan.params["linpack_n"] ** 2 <= 0.5 * memory
+    assert 2 * 8 * plan.params.linpack_n**2 <= 0.5 * memory
 
 
 def test_a_point_that_would_outrun_its_command_is_refused_when_planned():

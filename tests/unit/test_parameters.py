@@ -96,6 +96,6 @@ def test_an_experiment_plan_reads_the_same_forms():
     as_text = redis.plan(environments='["native"]', clients="[1, 8]")
     as_list = redis.plan(environments=["native"], clients=[1, 8])
     assert as_text.environments == as_list.environments == ("native",)
-    assert as_text.params["clients"] == as_list.params["clients"] == [1, 8]
+    assert as_text.params.clients == as_list.params.clients == [1, 8]
     with pytest.raises(ParameterError, match=r"^clients: "):
         redis.plan(environments=["native"], clients="[1, 8")

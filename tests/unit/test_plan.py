@@ -14,7 +14,7 @@ def test_quick_plan_is_valid_and_stable():
     plan = kitlib.plan("redis", profile="quick")
     assert plan.environments == ("native", "docker-host-volume", "docker-nat-volume")
     assert plan.repetitions == 3
-    assert plan.params["pipeline"] == 10
+    assert plan.params.pipeline == 10
     assert plan.run_id == kitlib.plan("redis", profile="quick").run_id
     assert plan.run_id != kitlib.plan("redis", profile="quick", clients=[2]).run_id
     assert plan.run_id.startswith("quick-")

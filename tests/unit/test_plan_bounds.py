@@ -157,10 +157,10 @@ def test_a_plan_file_as_kit_run_writes_it_is_taken_as_it_is(tmp_path):
     assert kitlib.plan("redis", plan_file=path) == plan
 
 
-def test_the_runner_refuses_a_bad_plan_before_writing_its_folder(tmp_path):
+def test_a_plan_with_bad_parameters_cannot_be_made_and_the_runner_refuses_an_oversized_one(tmp_path):
     document = {**_redis_plan(), "params": {**_redis_plan()["params"], "clients": [0]}}
-    with pytest.raises(PlanError, match=r"clients: .*got \[0\]"):
-        run_plan(Plan.model_validate(document), results_root=tmp_path / "results", progress=False)
+    with pytest.raises(ValidationError, match=r"params\.clients\n.*got \[0\]"):
+        Plan.model_validate(document)  # typed once, here: no plan holds parameters its experiment refuses
     big = {**_redis_plan(), "repetitions": 1000, "params": {**_redis_plan()["params"], "clients": list(range(1, 201))}}
     with pytest.raises(PlanError, match=f"more than {MAX_POINTS}"):
         run_plan(Plan.model_validate(big), results_root=tmp_path / "results", progress=False)

@@ -50,7 +50,7 @@ def test_registered_with_default_envs_and_profiles():
     assert "scaleout" in specs.names()
     plan = kitlib.plan("scaleout")
     assert list(plan.environments) == ["native", "docker-host-volume", "docker-nat-volume"]
-    assert plan.params["instances"] == 2 and plan.params["placements"] == ["default", "pinned"]
+    assert plan.params.instances == 2 and plan.params.placements == ["default", "pinned"]
     with pytest.raises(PlanError, match="placements"):
         kitlib.plan("scaleout", placements=["numa9"])
     with pytest.raises(PlanError):

@@ -51,10 +51,10 @@ def test_registered_with_default_envs_profiles_and_validated_parameters():
     assert "scaleout-oltp" in specs.names()
     plan = kitlib.plan("scaleout-oltp")
     assert list(plan.environments) == ["native", "docker-host-volume", "docker-nat-volume"]
-    assert plan.params["instances"] == 2 and plan.params["placements"] == ["default", "pinned"]
+    assert plan.params.instances == 2 and plan.params.placements == ["default", "pinned"]
     # small, and long enough for sysbench's per-second reports to show a steady state (kitlib.core.steady)
-    assert plan.params["rows"] < 10_000 and 5 <= plan.params["seconds"] <= 10
-    assert kitlib.plan("scaleout-oltp", profile="paper").params["instances"] == 16
+    assert plan.params.rows < 10_000 and 5 <= plan.params.seconds <= 10
+    assert kitlib.plan("scaleout-oltp", profile="paper").params.instances == 16
     for bad in ({"placements": ["numa9"]}, {"instances": 0}, {"threads": []}, {"buffer_pool_mb": 1}):
         with pytest.raises(PlanError):
             kitlib.plan("scaleout-oltp", **bad)

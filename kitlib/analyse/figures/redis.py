@@ -25,8 +25,16 @@ def throughput_latency(df):
     for ax in (left, right):
         ax.set_xscale("log", base=2)
         ax.set_xticks(ticks, [str(int(t)) for t in ticks])
-        ax.set_xlabel("client connections (pipeline 10)")
+        ax.set_xlabel(f"client connections ({pipeline_text(df)})")
     left.set_title("Redis throughput (Fig. 8)")
     right.set_title("Redis mean latency (Fig. 9)")
     left.legend(fontsize=8)
     return fig
+
+
+def pipeline_text(df) -> str:
+    """The records' own pipeline depth for the axis label: one value, or the values drawn together."""
+    depths = sorted(int(v) for v in df["pipeline"].dropna().unique()) if "pipeline" in df else []
+    if not depths:
+        return "pipeline not recorded"
+    return f"pipeline {depths[0]}" if len(depths) == 1 else f"pipelines {', '.join(map(str, depths))}"

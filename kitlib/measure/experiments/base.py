@@ -242,7 +242,7 @@ class Experiment:
                 environments=envs,
                 profile=profile,
                 repetitions=self.repetitions[profile] if repetitions is None else repetitions,
-                params=params.model_dump(mode="json"),
+                params=params,
                 peer=peer,
                 peer_host=peer_host,
                 sut_address=sut_address,
@@ -269,7 +269,7 @@ class Experiment:
         than MAX_POINTS points; a plan read from a file is held to this before anything is written."""
         if plan.experiment != self.name:
             raise PlanError(f"{context}: a plan of {plan.experiment!r}, not of {self.name!r}")
-        workloads = self.workloads(plan, context)
+        workloads = self.workloads(plan)
         per_round = sum(len(w.points()) for env in plan.environments for w in workloads if w.applies_to(env))
         if per_round * plan.repetitions > MAX_POINTS:
             raise PlanError(
@@ -281,11 +281,6 @@ class Experiment:
     def envs_for(self, params: BaseModel | None = None) -> list[str]:
         return self.spec.envs_for(params)
 
-    def workloads(self, plan: Plan, context: str | None = None) -> list[Workload]:
-        """The plan's workloads; parameters that are not valid for the experiment are refused, naming
-        `context` (where the plan came from)."""
-        try:
-            params = self.params_model(**plan.params)
-        except ValidationError as error:
-            raise explain(error, context or self.name, self.params_model) from None
-        return self.make_workloads(params)
+    def workloads(self, plan: Plan) -> list[Workload]:
+        """The plan's workloads, from its parameters (already this experiment's model: `Plan` sees to it)."""
+        return self.make_workloads(plan.params)
