@@ -18,7 +18,7 @@ from kitlib.measure import estimate, experiments, hostcheck, importers, inventor
 from kitlib.measure.cleanup import clean_leftovers
 from kitlib.measure.environments import availability
 from kitlib.measure.image import DEFAULT_BASE
-from kitlib.measure.runner import plan_units, run_plan
+from kitlib.measure.runner import benchmark_image, plan_units, run_plan
 from kitlib.measure.store import RunStore
 from kitlib.measure.vm.prepare import prepare_guest
 from kitlib.notebooks import execute_experiment
@@ -259,9 +259,7 @@ def cmd_hosts(args: argparse.Namespace) -> int:
     hosts = inventory.load(args.file)
     image = hostcheck.local_benchmark_image()
     if args.ship_image and not hostcheck.built_here(image):
-        from kitlib.measure.runner import _benchmark_image
-
-        image = _benchmark_image(DEFAULT_BASE)
+        image = benchmark_image(DEFAULT_BASE)
     reports = hostcheck.check(hosts, image=image, ship=args.ship_image, progress=sys.stderr.isatty())
     print(hostcheck.render(reports))
     return 1 if any(report.error for report in reports) else 0

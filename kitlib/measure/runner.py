@@ -40,6 +40,7 @@ from kitlib.measure.image import DEFAULT_BASE, ensure_image
 from kitlib.measure.peer import make_peer
 from kitlib.measure.planning import Plan
 from kitlib.measure.store import RunStore, unit_key
+from kitlib.specs.labels import IMAGE_KINDS
 
 
 @dataclass
@@ -195,8 +196,8 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
     placement = {"host": session.host_id, "peer": plan.peer_path}  # where the points ran
     try:
         options: dict[str, Any] = {}
-        if environments.parse_label(label).kind in ("docker", "vm", "lxc", "docker-in-vm"):
-            options["image"] = run.image or _benchmark_image(run.base_image)
+        if environments.parse_label(label).kind in IMAGE_KINDS:
+            options["image"] = run.image or benchmark_image(run.base_image)
         if plan.sut_host:
             options.update(
                 host=plan.sut_host,
@@ -488,5 +489,5 @@ def _unit_commands(env, peer, mark: tuple[int, int]) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=4)
-def _benchmark_image(base_image: str) -> str:
+def benchmark_image(base_image: str) -> str:
     return ensure_image(docker_client(), base_image)

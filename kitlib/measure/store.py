@@ -29,6 +29,7 @@ from kitlib.core.errors import KitError
 from kitlib.core.hostid import differences, host_id
 from kitlib.core.records import CORE_COLUMNS, Record, to_frame
 from kitlib.measure import provenance
+from kitlib.measure.planning import NOT_IDENTITY
 from kitlib.results import formats, read_json
 
 FORMAT_VERSION = formats.FORMAT_VERSION
@@ -198,7 +199,7 @@ class RunStore:
     def write_plan(
         self,
         plan_json: dict[str, Any],
-        ignore: Iterable[str] = ("ssh_key", "known_hosts", "preset", "sut_docker_socket"),
+        ignore: Iterable[str] = NOT_IDENTITY,
     ) -> None:
         """Record the plan; a folder holding another plan is refused, naming the fields that differ
         (fields in `ignore` do not change what is measured and may differ). A plan that names its

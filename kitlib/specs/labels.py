@@ -163,6 +163,8 @@ def _one_spelling(label: str, base: str, given: dict[str, str]) -> None:
 
 #: the labels whose CPU is emulated in software (QEMU TCG): they measure an emulator, never a hypervisor
 EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
+#: the kinds that run the kit's benchmark image (a container's image, a guest's root, LXC's rootfs)
+IMAGE_KINDS = ("docker", "vm", "lxc", "docker-in-vm")
 
 
 def is_emulated(label: str) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.measure.environments.base import CommandResult, Environment, Layout, Service
-from kitlib.specs.labels import BASE_LABELS, EnvSpec, describe_label, known_labels, parse_label
+from kitlib.specs.labels import BASE_LABELS, IMAGE_KINDS, EnvSpec, describe_label, known_labels, parse_label
 
 #: kind -> "module:Class"; more kinds (system containers, containers in a VM) register here.
 _KINDS = {
@@ -52,7 +52,7 @@ def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool
     else:
         for name in ("host", "address", "key_filename", "known_hosts", "docker_socket", "local_client"):
             kind_options.pop(name, None)
-    if spec.kind in ("docker", "vm", "lxc", "docker-in-vm"):
+    if spec.kind in IMAGE_KINDS:
         kind_options.setdefault("image", None)
         if kind_options["image"] is None:
             raise EnvironmentUnavailable(f"{label}: no benchmark image given")

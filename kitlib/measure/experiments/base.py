@@ -24,7 +24,7 @@ from kitlib.measure.image import DEFAULT_BASE, inputs_digest
 from kitlib.measure.peer import Peer
 from kitlib.measure.planning import MAX_POINTS, PROFILES, Plan, explain
 from kitlib.specs.base import Spec
-from kitlib.specs.labels import parse_label
+from kitlib.specs.labels import IMAGE_KINDS, parse_label
 
 
 def _stopping(value: Any) -> Any:
@@ -40,7 +40,7 @@ def image_inputs(environments: Sequence[str]) -> str | None:
     import hashlib
 
     kinds = {parse_label(label).kind for label in environments if isinstance(label, str)}
-    if not kinds & {"docker", "vm", "lxc", "docker-in-vm"}:
+    if not kinds & set(IMAGE_KINDS):
         return None
 
     digest = hashlib.sha256((DEFAULT_BASE + "\n" + inputs_digest()).encode()).hexdigest()[:12]

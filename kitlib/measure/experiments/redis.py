@@ -26,6 +26,18 @@ from kitlib.specs.redis import SPEC, RedisParams
 KEY_LENGTH = 12  # redis-benchmark's __rand_int__ placeholder is 12 digits
 
 
+def server_argv(port: int, data_dir: str, aof: bool = False) -> list[str]:
+    """One Redis server reachable from the peer, without RDB snapshots: the paper's had no persistence
+    (`aof` False); the scale-out post's appends every write and flushes the file once a second."""
+    persistence = ["--appendonly", "yes", "--appendfsync", "everysec"] if aof else ["--appendonly", "no"]
+    return [
+        "redis-server",
+        *("--port", str(port), "--bind", "0.0.0.0", "--protected-mode", "no", "--save", ""),
+        *persistence,
+        *("--dir", data_dir),
+    ]
+
+
 class RedisWorkload(Workload):
     name = "redis"
     tool = "redis-benchmark"
@@ -49,25 +61,7 @@ class RedisWorkload(Workload):
 
     def prepare(self, env: Environment, peer: Peer) -> None:
         port = env.layout.ports[0]
-        env.start_service(
-            "redis",
-            [
-                "redis-server",
-                "--port",
-                str(port),
-                "--bind",
-                "0.0.0.0",
-                "--protected-mode",
-                "no",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                env.data_dir,
-            ],
-            ready_port=port,
-        )
+        env.start_service("redis", server_argv(port, env.data_dir), ready_port=port)
         self.target = env.address_for_peer(port, peer.host_address)
         host, mapped = self.target
         cli = ["redis-cli", "-h", host, "-p", str(mapped)]

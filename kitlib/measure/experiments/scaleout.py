@@ -36,7 +36,7 @@ from kitlib.measure import irq
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.experiments import instances
 from kitlib.measure.experiments.base import Experiment, RawResult
-from kitlib.measure.experiments.redis import fill_script
+from kitlib.measure.experiments.redis import fill_script, server_argv
 from kitlib.measure.host.ports import free_ports
 from kitlib.measure.parsers import redis_benchmark, scaleout_load
 from kitlib.measure.peer import Peer
@@ -70,7 +70,7 @@ class ScaleoutWorkload(instances.ScaledOutWorkload):
         for i, (port, home) in enumerate(zip(ports, self.homes, strict=True)):
             data = f"{home.data_dir.rstrip('/')}/scaleout-{i}"
             home.run(["mkdir", "-p", data], timeout=30)
-            home.start_service(f"redis-{i}", server_argv(port, data), ready_port=port)
+            home.start_service(f"redis-{i}", server_argv(port, data, aof=True), ready_port=port)
             self.targets.append(home.address_for_peer(port, peer.host_address))
         self.containers = instances.containers(env, self.homes)
         self.irq_state = self._pin_interrupts(env, peer) if p.irq_pinning else "not done"
@@ -152,27 +152,6 @@ class ScaleoutWorkload(instances.ScaledOutWorkload):
             "irq_pinning": self.irq_state,
             "containers": self.containers,
         }
-
-
-def server_argv(port: int, data_dir: str) -> list[str]:
-    """One instance as the post: AOF with the `everysec` flush policy, no RDB snapshots."""
-    return [
-        "redis-server",
-        "--port",
-        str(port),
-        "--bind",
-        "0.0.0.0",
-        "--protected-mode",
-        "no",
-        "--save",
-        "",
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "everysec",
-        "--dir",
-        data_dir,
-    ]
 
 
 def server_pid(info: str, where: str) -> str:

@@ -35,7 +35,7 @@ DEBIAN_MIRROR = "http://deb.debian.org/debian"
 
 def ensure_image(client, base: str = DEFAULT_BASE, *, notify=print) -> str:
     """Return the tag of an up-to-date benchmark image, building it (and its base) when missing."""
-    with _build_lock():
+    with build_lock():
         base_id = _ensure_base(client, base, notify)
         tag = f"{REPOSITORY}:{image_digest(base_id)}"
         if _exists(client, tag):
@@ -50,7 +50,7 @@ def ensure_derived(client, parent: str, steps: list[str], repository: str, *, no
     parent_id = client.images.get(parent).id
     digest = hashlib.sha256("\n".join([parent_id, *steps]).encode()).hexdigest()[:12]
     tag = f"{repository}:{digest}"
-    with _build_lock():
+    with build_lock():
         if not _exists(client, tag):
             notify(f"building {tag} ({len(steps)} layer(s) on {parent}) …")
             dockerfile = "\n".join([f"FROM {parent_id}", *(f"RUN {step}" for step in steps)]) + "\n"
@@ -145,7 +145,7 @@ def _exists(client, ref: str) -> bool:
 
 
 @contextlib.contextmanager
-def _build_lock():
+def build_lock():
     """One build at a time on this host, also across processes (parallel test runs, notebooks)."""
     lock_dir = paths.cache_root()
     lock_dir.mkdir(parents=True, exist_ok=True)

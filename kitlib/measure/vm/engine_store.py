@@ -21,7 +21,7 @@ from pathlib import Path
 from kitlib.core import paths
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.measure.host import commands, links
-from kitlib.measure.image import _build_lock
+from kitlib.measure.image import build_lock
 
 ENGINE_START_S = 60
 LOAD_TIMEOUT_S = 900
@@ -37,7 +37,7 @@ def ensure_engine_store(client, tag: str, *, notify=print) -> Path:
     image = client.images.get(tag)
     folder = paths.cache_root() / "engine-stores"
     store = folder / f"{image.id.split(':')[-1][:16]}-free{FREE_MIB}.ext4"
-    with _build_lock():
+    with build_lock():
         if not store.exists():
             notify(f"loading {tag} into a Docker data root for guests (once per image; a minute or two) …")
             folder.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from kitlib.core import paths
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.measure.host import commands
-from kitlib.measure.image import _build_lock, ensure_derived
+from kitlib.measure.image import build_lock, ensure_derived
 
 REPOSITORY = "kitlib/vm-guest"
 #: free space in the guest's root filesystem beyond what the image fills (the disk file is sparse)
@@ -139,7 +139,7 @@ def ensure_guest(client, bench_image: str, *, headroom_mib: int = DEFAULT_HEADRO
     image = client.images.get(tag)
     digest = image.id.split(":")[-1][:16]
     root = paths.cache_root() / "vm" / f"{digest}-{headroom_mib}"
-    with _build_lock():
+    with build_lock():
         if not (root / "disk.raw").exists():
             notify(f"making the VM disk from {tag} (docker export + mkfs.ext4; a minute or two) …")
             _make_disk(client, tag, root, headroom_mib)
@@ -151,12 +151,10 @@ def ensure_guest(client, bench_image: str, *, headroom_mib: int = DEFAULT_HEADRO
 def ensure_image_archive(client, tag: str, *, notify=print) -> Path:
     """`docker save` of `tag`, cached by image id: attached to a guest as a read-only disk, it is
     loaded by the guest's own Docker engine without crossing the network."""
-    from kitlib.measure.image import _build_lock
-
     image = client.images.get(tag)
     folder = paths.cache_root() / "images"
     archive = folder / f"{image.id.split(':')[-1][:16]}.tar"
-    with _build_lock():
+    with build_lock():
         if not archive.exists():
             notify(f"saving {tag} for loading inside VMs …")
             folder.mkdir(parents=True, exist_ok=True)
@@ -187,7 +185,7 @@ def ensure_system_tree(client, bench_image: str, *, notify=print) -> SystemTree:
     tag = ensure_derived(client, bench_image, GUEST_STEPS, REPOSITORY, notify=notify)
     image = client.images.get(tag)
     root = paths.cache_root() / "lxc" / image.id.split(":")[-1][:16]
-    with _build_lock():
+    with build_lock():
         if not (root / "rootfs" / "etc").exists():
             notify(f"unpacking {tag} as a system container's root filesystem …")
             root.parent.mkdir(parents=True, exist_ok=True)
