@@ -23,7 +23,7 @@ from kitlib.measure.store import RunStore
 from kitlib.measure.vm.prepare import prepare_guest
 from kitlib.notebooks import execute_experiment
 from kitlib.reproduce import reproduce
-from kitlib.results import load_records
+from kitlib.results import bundles, load_records
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,6 +241,34 @@ def _parser() -> argparse.ArgumentParser:
     imports.add_argument("path", help="the clone (or the folder holding it)")
     imports.add_argument("--results", default=None, help="where to write (default: results/)")
     imports.set_defaults(func=cmd_import)
+
+    bundle = sub.add_parser(
+        "bundle", help="one archive of run folders, with every file's hash, signed when asked: `kit bundle DIR… -o F`"
+    )
+    bundle.add_argument("folders", nargs="+", help="run folders, or folders holding them (results/, results/redis)")
+    bundle.add_argument("-o", "--output", required=True, help="the bundle to write (a .tar.gz)")
+    bundle.add_argument("--sign", metavar="KEY", default=None, help="SSH private key to sign it with (ssh-keygen -Y)")
+    bundle.add_argument("--signer", default=None, help="who signs, as the other lab's allowed_signers names you")
+    bundle.set_defaults(func=cmd_bundle)
+
+    verify = sub.add_parser(
+        "verify", help="check a bundle: archive, hashes, signature, each run's plan, records, provenance"
+    )
+    verify.add_argument("bundle")
+    verify.add_argument(
+        "--allowed-signers", default=None, help="ssh-keygen allowed_signers file: require a valid signature"
+    )
+    verify.set_defaults(func=cmd_verify)
+
+    merge = sub.add_parser(
+        "merge", help="verify a bundle, then add its runs to a results folder (twice changes nothing)"
+    )
+    merge.add_argument("bundle")
+    merge.add_argument("--results", default=None, help="where its runs go (default: results/)")
+    merge.add_argument(
+        "--allowed-signers", default=None, help="ssh-keygen allowed_signers file: require a valid signature"
+    )
+    merge.set_defaults(func=cmd_merge)
     return parser
 
 
@@ -489,6 +517,37 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(f"{imported.units} units imported as host {importer.HOST_ID} ({importer.HOST['description']})")
     for line in importer.summary_lines(imported):
         print(line)
+    return 0
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    manifest = bundles.write(args.folders, args.output, key=args.sign, signer=args.signer)
+    size = sum(entry["size"] for entry in manifest["files"].values())
+    signed = f", signed with {args.sign}" if args.sign else ", unsigned"
+    print(f"{args.output}: {len(manifest['runs'])} run(s), {len(manifest['files'])} files, {size:,} bytes{signed}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    found = bundles.verify(args.bundle, args.allowed_signers)
+    who = f" by {found.signer}" if found.signer else ""
+    manifest = found.manifest
+    print(
+        f"{args.bundle}: verified: {len(found.runs)} run(s), {len(manifest['files'])} files, each as its manifest "
+        f"says; kitlib {manifest.get('kit_version')}, results format {manifest.get('results_format')}; "
+        f"signature: {found.signature}{who}"
+    )
+    for experiment, run_id in found.runs:
+        print(f"  {experiment}/{run_id}")
+    for note in found.notes:
+        print(f"  note: {note}")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    results = Path(args.results).resolve() if args.results else paths.results_root()
+    for run, what in bundles.merge(args.bundle, results, args.allowed_signers):
+        print(f"{results / run}: {what}")
     return 0
 
 
