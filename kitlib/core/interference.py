@@ -48,7 +48,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -576,12 +576,21 @@ class PointSampler:
     A background thread samples the run queue and clock every SAMPLE_S and the run's processes every
     OWN_EVERY samples; it is stopped and joined on the way out, however the block ends."""
 
-    def __init__(self, cpus: Iterable[int] | None, ownership: Ownership | None = None, interval: float = SAMPLE_S):
+    def __init__(
+        self,
+        cpus: Iterable[int] | None,
+        ownership: Ownership | None = None,
+        interval: float = SAMPLE_S,
+        foreign_unknown: str | None = None,
+    ):
         self.cpus = sorted(cpus) if cpus else sorted(os.sched_getaffinity(0))
         self.ownership = ownership or Ownership()
         self.interval = interval
         self.figures: Figures | None = None
         self.error: str | None = None
+        #: why other processes' share of the CPU cannot be told for this point (`LXC_FOREIGN_UNKNOWN`):
+        #: its figures then leave `foreign_cpu_pct` missing, never a wrong number
+        self.foreign_unknown = foreign_unknown
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -644,6 +653,8 @@ class PointSampler:
                     _irq_time_in_processes_here(),
                     kernel_seconds(self._kernel_before, self.ownership.kernel, os.sysconf("SC_CLK_TCK")),
                 )
+            if self.foreign_unknown is not None:
+                self.figures = replace(self.figures, foreign_cpu_pct=None)
         except (OSError, ParseError) as exc:  # the point stands; its figures are missing, with why
             self.error = str(exc)
 

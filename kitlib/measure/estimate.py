@@ -31,7 +31,7 @@ from typing import Any
 
 from kitlib.core import paths, services
 from kitlib.core.errors import PlanError
-from kitlib.measure.experiments.programs import SOURCES
+from kitlib.measure import capacity
 from kitlib.measure.parsers import kit_gups, kit_linpack, kit_stream
 from kitlib.specs.labels import is_emulated, parse_label
 
@@ -105,23 +105,24 @@ def rates(*, refresh: bool = False) -> Rates:
 
 
 def _calibrate() -> Rates:
-    """Short runs of the kit's own programs on every CPU of this host, plus xz on a small corpus."""
+    """Short runs of the kit's own programs (built once per host, `capacity.host_program`) on every CPU
+    of this host, plus xz on a small corpus."""
+    programs = {name: capacity.host_program(name) for name in ("kit-stream", "kit-gups", "kit-linpack")}
+    if any(program is None for program in programs.values()):
+        return Rates(**FALLBACK_RATES, measured=False, source="defaults: the kit's programs do not build here")
+
+    def best(parse, argv: list[str], metric: str) -> float:
+        rates = []
+        for _ in range(CALIBRATION_TRIES):
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=True).stdout
+            rates.append(statistics.fmean(m.value for m in parse(out, "calibration") if m.metric == metric))
+        return max(rates)
+
+    load = os.getloadavg()[0]
+    stream = best(kit_stream.parse, [str(programs["kit-stream"]), "8000000", "4"], "bandwidth")
+    gups = best(kit_gups.parse, [str(programs["kit-gups"]), "22", "1"], "gups")
+    linpack = best(kit_linpack.parse, [str(programs["kit-linpack"]), "2000", "2"], "gflops")
     with tempfile.TemporaryDirectory(prefix="kitlib-calibrate-") as folder:
-        build = subprocess.run(["sh", str(SOURCES / "build.sh"), folder], capture_output=True, text=True, timeout=300)
-        if build.returncode != 0:
-            return Rates(**FALLBACK_RATES, measured=False, source="defaults: the kit's programs do not build here")
-
-        def best(parse, argv: list[str], metric: str) -> float:
-            rates = []
-            for _ in range(CALIBRATION_TRIES):
-                out = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=True).stdout
-                rates.append(statistics.fmean(m.value for m in parse(out, "calibration") if m.metric == metric))
-            return max(rates)
-
-        load = os.getloadavg()[0]
-        stream = best(kit_stream.parse, [f"{folder}/kit-stream", "8000000", "4"], "bandwidth")
-        gups = best(kit_gups.parse, [f"{folder}/kit-gups", "22", "1"], "gups")
-        linpack = best(kit_linpack.parse, [f"{folder}/kit-linpack", "2000", "2"], "gflops")
         xz = max(_xz_rate(Path(folder)) for _ in range(CALIBRATION_TRIES))
     return Rates(
         gflops=linpack,

@@ -306,12 +306,7 @@ def _attempt_unit(
             else:
                 raw = unit.workload.measure(env, peer, unit.point, seconds=seconds)
         figures = sampler.figures if sampler is not None else None
-        foreign_unknown = None
-        if figures is not None and environments.parse_label(unit.env).kind == "lxc":
-            figures, foreign_unknown = (
-                dataclasses.replace(figures, foreign_cpu_pct=None),
-                interference.LXC_FOREIGN_UNKNOWN,
-            )
+        foreign_unknown = getattr(sampler, "foreign_unknown", None) if figures is not None else None
         if kind and figures is not None:
             figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, probes.after(kind)))
         disturbed = rule.reasons(figures)
@@ -415,7 +410,10 @@ def _sampler(unit: Unit, env, plan: Plan):
         engine=local_engine, is_own_container=interference.docker_container_check() if local_engine else None
     )
     sut_cpus = getattr(getattr(env, "layout", None), "sut_cpus", None)
-    return interference.PointSampler(sut_cpus, ownership)
+    lxc = environments.parse_label(unit.env).kind == "lxc"
+    return interference.PointSampler(
+        sut_cpus, ownership, foreign_unknown=interference.LXC_FOREIGN_UNKNOWN if lxc else None
+    )
 
 
 def _quality_columns(figures, attempt: int, discarded: int, disturbed: bool) -> dict[str, Any]:

@@ -204,6 +204,18 @@ def test_sampler_stops_its_thread_however_the_block_ends():
     assert not [t for t in threading.enumerate() if t.name == "kit-interference"]
 
 
+def test_a_point_whose_own_cpu_cannot_be_told_records_no_foreign_share_and_the_rest():
+    """An LXC point (commands through lxc-attach, counted twice): foreign CPU missing, never a number."""
+    with interference.PointSampler([0], foreign_unknown=interference.LXC_FOREIGN_UNKNOWN) as sampler:
+        time.sleep(0.6)
+    fig = sampler.figures
+    assert fig is not None and fig.foreign_cpu_pct is None and sampler.foreign_unknown.startswith("an LXC point")
+    assert fig.steal_pct is not None and fig.runqueue_samples >= 1
+    with interference.PointSampler([0]) as plain:
+        time.sleep(0.6)
+    assert plain.figures.foreign_cpu_pct is not None and plain.foreign_unknown is None
+
+
 def test_sampler_counts_a_child_of_the_run_as_its_own():
     """A busy child of this process (reaped by it) is the run's own CPU, not foreign."""
     with interference.PointSampler([0]) as sampler:
