@@ -12,7 +12,9 @@ from kitlib.core import caches
 from kitlib.core.errors import EnvironmentUnavailable, ParseError, PlanError
 from kitlib.measure import estimate, parsers
 from kitlib.measure.experiments import programs
+from kitlib.measure.experiments.cpu import settle
 from kitlib.measure.runner import plan_units
+from kitlib.specs.cpu import SPEC, CpuParams
 
 from ..conftest import DATA
 
@@ -97,9 +99,13 @@ def test_memory_sizes_are_settled_with_the_plan_and_refused_beyond_memory():
 
 
 def test_linpack_n_leaves_room_for_both_matrices():
-    plan = kitlib.plan("cpu", environments=["native"], linpack_n_cap=200_000, linpack_memory_fraction=0.5)
+    """The size the plan settles on, before the time estimate: a slow or loaded host would refuse such
+    a point as overlong when planned (the test below), whatever its memory."""
+    params = CpuParams(**{**SPEC.profiles["quick"], "linpack_n_cap": 200_000, "linpack_memory_fraction": 0.5})
+    settled = settle(params, ["native"])
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    assert 2 * 8 * plan.params.linpack_n**2 <= 0.5 * memory
+    assert 2 * 8 * settled.linpack_n**2 <= 0.5 * memory
+    assert settled.linpack_n > 1000 and "for two matrices" in settled.linpack_n_basis
 
 
 def test_a_point_that_would_outrun_its_command_is_refused_when_planned():
