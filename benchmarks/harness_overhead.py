@@ -29,11 +29,12 @@ from pathlib import Path
 
 from kitlib.core import naming, paths
 from kitlib.measure import cpus
-from kitlib.measure.experiments.block import JOBS, PERCENTILES
+from kitlib.measure.experiments.block import PERCENTILES
 from kitlib.measure.experiments.redis import fill_script
 from kitlib.measure.parsers import fio as fio_parser
 from kitlib.measure.parsers import redis_benchmark, sockperf
 from kitlib.measure.peer import NamespacePeer
+from kitlib.specs.block import JOBS
 
 ROOT = Path(__file__).resolve().parent.parent
 #: (tool, metric as reported, kind) compared for each tool; kind says which way is better

@@ -27,7 +27,8 @@ def test_container_start_to_ready_is_measured_per_repetition(docker_client, root
 
 
 def test_native_has_no_start_up_to_measure():
-    from kitlib.measure.experiments.startup import StartupParams, StartupWorkload
+    from kitlib.measure.experiments.startup import StartupWorkload
+    from kitlib.specs.startup import StartupParams
 
     workload = StartupWorkload(StartupParams())
     assert not workload.applies_to("native")

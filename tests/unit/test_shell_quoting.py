@@ -100,7 +100,8 @@ def test_the_redis_fill_takes_a_hostile_host_as_one_argument(shell):
 
 
 def test_the_scaleout_load_takes_a_hostile_host_as_one_argument(shell):
-    from kitlib.measure.experiments.scaleout import ScaleoutParams, load_script
+    from kitlib.measure.experiments.scaleout import load_script
+    from kitlib.specs.scaleout import ScaleoutParams
 
     p = ScaleoutParams(instances=2, loaders=2, clients=8, seconds=1, keyspace=10)
     for host in values(shell.mark):
@@ -197,7 +198,8 @@ def test_fio_on_a_native_scratch_folder_with_a_hostile_name(hostile_folder, monk
     from kitlib.core.errors import EnvironmentUnavailable
     from kitlib.measure.environments.base import Layout
     from kitlib.measure.environments.native import NativeEnvironment
-    from kitlib.measure.experiments.block import BlockParams, FioWorkload
+    from kitlib.measure.experiments.block import FioWorkload
+    from kitlib.specs.block import BlockParams
     from kitlib.specs.labels import EnvSpec
 
     monkeypatch.setenv("KIT_SCRATCH", str(hostile_folder))
