@@ -183,17 +183,7 @@ class RunStore:
 
     def busy(self) -> bool:
         """Whether a process holds the folder's lock now (a run writing into it)."""
-        path = self.root / ".lock"
-        if not path.exists():
-            return False
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)  # closing the descriptor releases a lock it took
-        return False
+        return results.busy(self.root)
 
     # -- the plan --------------------------------------------------------------------------
     def write_plan(

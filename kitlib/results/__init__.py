@@ -4,7 +4,9 @@ measuring side (`kitlib.measure.store` writes what this reads)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,21 @@ def read_json(path: Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise KitError(f"{path}: holds {type(document).__name__}, not the JSON object the store writes")
     return document
+
+
+def busy(folder: Path) -> bool:
+    """Whether a process holds the run folder's lock now (a run writing into it: `RunStore.locked`)."""
+    path = Path(folder) / ".lock"
+    if not path.exists():
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing the descriptor releases a lock it took
+    return False
 
 
 def sessions(folder: Path) -> list[dict[str, Any]]:

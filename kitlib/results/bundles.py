@@ -19,7 +19,6 @@ twice changes nothing; one there with other files is refused, naming them.
 
 from __future__ import annotations
 
-import fcntl
 import gzip
 import hashlib
 import io
@@ -39,7 +38,7 @@ from typing import Any
 
 from kitlib.core import VERSION, hostid
 from kitlib.core.errors import KitError
-from kitlib.results import formats, read_folder
+from kitlib.results import busy, formats, read_folder, record_files
 
 BUNDLE_FORMAT = 1
 NAMESPACE = "kitlib-bundle"
@@ -53,6 +52,8 @@ EXPERIMENT = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 MAX_MEMBERS = 2_000_000
 MAX_MANIFEST_BYTES = 512 * 2**20
 SIGN_TIMEOUT_S = 60
+#: what reading a cut-off or damaged gzip'd tar archive raises
+DAMAGED = (tarfile.TarError, EOFError, OSError, zlib.error, gzip.BadGzipFile)
 
 
 class BundleError(KitError):
@@ -124,7 +125,7 @@ def write(
     entries: dict[str, Path] = {}
     listed = []
     for run in runs:
-        if _locked(run):
+        if busy(run):
             raise BundleError(f"{run}: a run is in progress there (its lock is held); bundle it once it ends")
         experiment, run_id = run.parent.name, run.name
         if not (EXPERIMENT.fullmatch(experiment) and RUN_ID.fullmatch(run_id)):
@@ -162,19 +163,6 @@ def write(
     return manifest
 
 
-def _locked(run: Path) -> bool:
-    lock = run / ".lock"
-    if not lock.exists():
-        return False
-    with lock.open("r") as handle:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    return False
-
-
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     info = tarfile.TarInfo(name)
     info.size = len(data)
@@ -182,12 +170,16 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
+def _need_ssh_keygen(what: str) -> None:
+    if shutil.which("ssh-keygen") is None:
+        raise BundleError(f"{what} needs ssh-keygen (Debian: openssh-client)")
+
+
 def _sign(text: bytes, key: Path, scratch: Path) -> bytes:
     """`ssh-keygen -Y sign` of the manifest with the lab's private key."""
     if not key.is_file():
         raise BundleError(f"--sign {key}: no such private key file")
-    if shutil.which("ssh-keygen") is None:
-        raise BundleError("signing needs ssh-keygen (Debian: openssh-client)")
+    _need_ssh_keygen("signing")
     target = scratch / MANIFEST
     target.write_bytes(text)
     done = subprocess.run(
@@ -209,11 +201,22 @@ def _members(bundle: Path) -> tuple[tarfile.TarFile, dict[str, tarfile.TarInfo]]
     """The archive's members by name, each a regular file at a safe relative path, none twice."""
     try:
         tar = tarfile.open(bundle, "r:gz")
-        members = tar.getmembers()
     except FileNotFoundError:
         raise BundleError(f"{bundle}: no such file") from None
-    except (tarfile.TarError, EOFError, OSError, zlib.error, gzip.BadGzipFile) as exc:
+    except DAMAGED as exc:
         raise BundleError(f"{bundle}: not a whole gzip'd tar archive ({exc}): cut off or not a bundle") from None
+    try:
+        return tar, _safe_members(bundle, tar)
+    except DAMAGED as exc:
+        tar.close()
+        raise BundleError(f"{bundle}: not a whole gzip'd tar archive ({exc}): cut off or not a bundle") from None
+    except BundleError:
+        tar.close()
+        raise
+
+
+def _safe_members(bundle: Path, tar: tarfile.TarFile) -> dict[str, tarfile.TarInfo]:
+    members = tar.getmembers()
     if len(members) > MAX_MEMBERS:
         raise BundleError(f"{bundle}: {len(members)} members, more than a bundle holds ({MAX_MEMBERS})")
     found: dict[str, tarfile.TarInfo] = {}
@@ -231,7 +234,7 @@ def _members(bundle: Path) -> tuple[tarfile.TarFile, dict[str, tarfile.TarInfo]]
         if name not in (MANIFEST, SIGNATURE) and parts[0] != RUNS:
             raise BundleError(f"{bundle}: member {name!r} is neither the manifest nor under {RUNS}/")
         found[name] = member
-    return tar, found
+    return found
 
 
 def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> bytes:
@@ -242,11 +245,9 @@ def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> b
     return handle.read()
 
 
-def _manifest(bundle: Path, tar: tarfile.TarFile, members: dict[str, tarfile.TarInfo]) -> dict[str, Any]:
-    if MANIFEST not in members:
-        raise BundleError(f"{bundle}: no {MANIFEST}; not a bundle the kit wrote")
+def _manifest(bundle: Path, text: bytes) -> dict[str, Any]:
     try:
-        manifest = json.loads(_read_member(tar, members[MANIFEST], MAX_MANIFEST_BYTES))
+        manifest = json.loads(text)
     except ValueError as exc:
         raise BundleError(f"{bundle}: {MANIFEST} is not valid JSON ({exc})") from None
     if not isinstance(manifest, dict) or manifest.get("kind") != NAMESPACE:
@@ -288,8 +289,7 @@ def _check_signature(
         return None, "none"
     if allowed_signers is None:
         return None, "present, not checked (no allowed signers given)"
-    if shutil.which("ssh-keygen") is None:
-        raise BundleError("checking a signature needs ssh-keygen (Debian: openssh-client)")
+    _need_ssh_keygen("checking a signature")
     with tempfile.TemporaryDirectory(prefix="kit-verify-") as scratch:
         sig = Path(scratch) / SIGNATURE
         sig.write_bytes(signature)
@@ -384,10 +384,8 @@ def _session_hosts(sessions: list[dict[str, Any]]) -> set[str]:
     systems under test it reached."""
     known: set[str] = set()
     for session in sessions:
-        machines = [session.get("host")] + list((session.get("sut_hosts") or {}).values())
-        for machine in machines:
-            if isinstance(machine, dict):
-                known |= hostid.recorded_ids(machine) | {hostid.host_id(machine)}
+        for machine in record_files.session_machines(session):
+            known |= hostid.recorded_ids(machine) | {hostid.host_id(machine)}
         if session.get("host_id"):
             known.add(str(session["host_id"]))
     return known
@@ -397,8 +395,10 @@ def _open_verified(bundle: Path | str, target: Path, allowed_signers: Path | str
     bundle = Path(bundle)
     tar, members = _members(bundle)
     with tar:
-        manifest = _manifest(bundle, tar, members)
+        if MANIFEST not in members:
+            raise BundleError(f"{bundle}: no {MANIFEST}; not a bundle the kit wrote")
         manifest_bytes = _read_member(tar, members[MANIFEST], MAX_MANIFEST_BYTES)
+        manifest = _manifest(bundle, manifest_bytes)
         signature = _read_member(tar, members[SIGNATURE], 1 << 20) if SIGNATURE in members else None
         signer, status = _check_signature(
             bundle, manifest_bytes, signature, Path(allowed_signers) if allowed_signers else None
@@ -410,7 +410,7 @@ def _open_verified(bundle: Path | str, target: Path, allowed_signers: Path | str
             raise BundleError(f"{bundle}: {strays[0]} belongs to no run its manifest lists")
         try:
             _extract(bundle, tar, members, manifest, target)
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        except DAMAGED as exc:
             raise BundleError(f"{bundle}: cut off or damaged while reading ({exc})") from None
     notes = []
     for experiment, run_id in runs:
@@ -438,7 +438,7 @@ def merge(bundle: Path | str, results: Path | str, allowed_signers: Path | str |
             target = results / experiment / run_id
             name = f"{experiment}/{run_id}"
             if target.exists():
-                differing = _differences(source, target)
+                differing = _differences(verified.manifest["files"], f"{RUNS}/{name}/", target)
                 if differing:
                     raise BundleError(
                         f"{target} already holds run {name} with other files ({differing[0]}); "
@@ -458,10 +458,10 @@ def merge(bundle: Path | str, results: Path | str, allowed_signers: Path | str |
     return done
 
 
-def _differences(source: Path, target: Path) -> list[str]:
-    """Files that differ between a bundled run and the run folder of the same name (the lock and temp
-    files of the folder aside)."""
-    mine = {p.relative_to(source).as_posix(): p for p in _files_of(source)}
+def _differences(files: dict[str, dict[str, Any]], prefix: str, target: Path) -> list[str]:
+    """Files that differ between a bundled run (its verified manifest entries under `prefix`) and the run
+    folder of the same name (the lock and temp files of the folder aside)."""
+    mine = {name.removeprefix(prefix): entry["sha256"] for name, entry in files.items() if name.startswith(prefix)}
     theirs = {p.relative_to(target).as_posix(): p for p in _files_of(target)}
     names = sorted(set(mine) | set(theirs))
-    return [n for n in names if n not in mine or n not in theirs or _sha256(mine[n]) != _sha256(theirs[n])]
+    return [n for n in names if n not in mine or n not in theirs or mine[n] != _sha256(theirs[n])]

@@ -86,11 +86,16 @@ def _check_row(row: list[str], width: int, where: dict[str, int], place: str) ->
 # ---------------------------------------------------------------- hosts
 
 
+def session_machines(session: dict[str, Any]) -> list[dict[str, Any]]:
+    """The machines a provenance session ran on: its host and the remote systems under test it reached."""
+    return [h for h in [session.get("host"), *(session.get("sut_hosts") or {}).values()] if isinstance(h, dict)]
+
+
 def current_host_ids(frame: pd.DataFrame, sessions: list[dict[str, Any]], run_dir: Path) -> pd.DataFrame:
     """The `host` column as `hostid.host_id` computes it now from the folder's provenance: records of
     older kits carry ids of the machine-id alone (so two clones of one image shared one); an id that is
     already current stays. The files themselves are never rewritten (`kitlib.results.formats`, step 2 → 3)."""
-    by_session = [(s, h) for s in sessions for h in [s.get("host"), *(s.get("sut_hosts") or {}).values()] if h]
+    by_session = [(s, h) for s in sessions for h in session_machines(s)]
     if not by_session or "host" not in frame.columns:
         return frame
     current: dict[str, set[str]] = {}
