@@ -92,7 +92,8 @@ class Plan(BaseModel):
     @classmethod
     def _typed_params(cls, data: Any) -> Any:
         """Parameters given as a dict (a plan.json, a notebook's plan file) become the experiment's own
-        model here, once; an unknown experiment or a parameter it refuses is a PlanError naming it."""
+        model here, once: an unknown experiment is a PlanError naming the known ones, a parameter the
+        model refuses a validation error placed under `params` (`explain` words it)."""
         if isinstance(data, dict) and isinstance(data.get("params"), dict):
             model = specs.get(str(data.get("experiment"))).params_model
             try:
