@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from kitlib.measure import estimate, experiments
-from kitlib.measure.runner import plan_units
+from kitlib.measure.run.runner import plan_units
 
 ROOT = Path(__file__).resolve().parent.parent
 #: experiments whose quick profile runs on `native` alone, with their smallest sweep

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kitlib.core import caches
 from kitlib.measure.experiments import hpcc_run
-from kitlib.measure.experiments.programs import SOURCES
+from kitlib.measure.image import SOURCES
 from kitlib.measure.parsers import hpcc, kit_stream
 
 KERNELS = ("Copy", "Scale", "Add", "Triad")

@@ -12,7 +12,7 @@ def plan(experiment: str, plan_file=None, **kwargs):
     """Validate an experiment's parameters and return its Plan (nothing is started). With `plan_file`
     (a plan.json `kit run` wrote) that plan is taken as it is and the other parameters are not used."""
     if plan_file is not None:
-        from kitlib.measure.plan_file import load_plan
+        from kitlib.measure.run.plan_file import load_plan
 
         return load_plan(plan_file, experiment)
     from kitlib.measure import experiments

@@ -27,7 +27,7 @@ from kitlib.analyse.claims.core import INCONCLUSIVE
 from kitlib.core import sequential
 from kitlib.core.parameters import as_seconds
 from kitlib.measure.planning import Plan
-from kitlib.measure.runner import RunResult, run_plan
+from kitlib.measure.run.runner import RunResult, run_plan
 from kitlib.measure.store import RunStore
 from kitlib.results import load_records
 
@@ -125,7 +125,7 @@ def choose(runs: list[tuple[Plan, Path]], budget_left_s: float) -> tuple[Choice 
             continue
         store = RunStore(root)
         have = repetitions_of(plan, store)
-        workload_objects = experiments.get(plan.experiment).workloads(plan)
+        workload_objects = experiments.workloads_of(plan)
         names = [w.name for w in workload_objects]
         found, beyond = candidates(plan, verdicts_of(plan, load_records(root)), names)  # run_plan consolidated them
         notes += [f"{plan.experiment}: {line}" for line in beyond]
@@ -212,7 +212,7 @@ def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
     timing: dict[tuple[str, str], float] = {}
     for source in sorted(set(records["source"])):
         timing.update(unit_seconds(RunStore(Path(source))))
-    workload_objects = experiments.get(plan.experiment).workloads(plan)
+    workload_objects = experiments.workloads_of(plan)
     points = {w.name: len(w.points()) for w in workload_objects}
     rows = []
     for _, row in verdicts.iterrows():

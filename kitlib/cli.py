@@ -10,15 +10,16 @@ import warnings
 from pathlib import Path
 
 from kitlib import adaptive
-from kitlib.analyse import against, stability, tour
+from kitlib.analyse import against, analysis, claims, pooled, stability, tour
 from kitlib.core import paths, signals
 from kitlib.core.errors import KitError, Notice, PlanError
 from kitlib.core.parameters import as_seconds, parse_value
-from kitlib.measure import estimate, experiments, hostcheck, importers, inventory, parsers, preflight
+from kitlib.measure import estimate, experiments, importers, inventory, parsers
 from kitlib.measure.cleanup import clean_leftovers
 from kitlib.measure.environments import availability
 from kitlib.measure.image import DEFAULT_BASE
-from kitlib.measure.runner import benchmark_image, plan_units, run_plan
+from kitlib.measure.run import hostcheck, preflight
+from kitlib.measure.run.runner import benchmark_image, plan_units, run_plan
 from kitlib.measure.store import RunStore
 from kitlib.measure.vm.prepare import prepare_guest
 from kitlib.notebooks import execute_experiment
@@ -198,6 +199,19 @@ def _parser() -> argparse.ArgumentParser:
         metavar="HOST",
         help="each claim's effect beside this host's (e.g. felter2014, after `kit import`), with the interval "
         "of their difference",
+    )
+    verdicts.add_argument(
+        "--pool",
+        action="store_true",
+        help="pool each claim across the hosts of DIR… (folders or bundles of `kit bundle`, each verified): per "
+        "part the random-effects estimate, tau², I², the prediction interval for the next machine, and whether "
+        "the claim holds on average and in general",
+    )
+    verdicts.add_argument(
+        "--allowed-signers",
+        default=None,
+        metavar="FILE",
+        help="with --pool: check the bundles' signatures against this ssh-keygen allowed-signers file",
     )
     verdicts.add_argument(
         "--allow-mixed-versions",
@@ -469,11 +483,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def cmd_claims(args: argparse.Namespace) -> int:
     """Verdicts as CSV on standard output, one row per claim and host, for scripts and a lab's own CI."""
-    from kitlib.analyse import analysis, claims
-
     if args.listing:
         claims.listing().to_csv(sys.stdout, index=False)
         return 0
+    if args.pool:
+        return _pooled_claims(args)
     folders = paths.resolve_results_dirs([Path(d).resolve() for d in args.dirs], parameter="DIR")
     verdicts = claims.evaluate_all(analysis.load(folders), allow_mixed_versions=args.allow_mixed_versions)
     if args.against:
@@ -486,6 +500,17 @@ def cmd_claims(args: argparse.Namespace) -> int:
     table = verdicts.rename(columns={"status": "verdict", "ratio": "effect"})
     columns = ["claim", "host", "verdict", "effect", "ci_low", "ci_high", "n", "reason"]
     table[columns].to_csv(sys.stdout, index=False, float_format="%.6g")
+    return 0
+
+
+def _pooled_claims(args: argparse.Namespace) -> int:
+    """`kit claims --pool`: the folders and bundles read together, each claim pooled across their hosts."""
+    if args.against:
+        raise PlanError("--pool and --against: choose one (the authors' imported runs are pooled as a host)")
+    records = pooled.records_of([str(Path(d).resolve()) for d in args.dirs], args.allowed_signers)
+    found = pooled.pool(claims.verdicts(records, allow_mixed_versions=args.allow_mixed_versions))
+    print(f"# {pooled.METHOD_TEXT}; hosts: {', '.join(sorted(set(records['host'].astype(str))))}", file=sys.stderr)
+    pooled.table(found).to_csv(sys.stdout, index=False, float_format="%.6g")
     return 0
 
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kitlib.measure import experiments
-from kitlib.measure.experiments.base import Experiment
+from kitlib import specs
+from kitlib.specs.base import Spec
 
 HEADER = "# Parameters (None = the profile's value). Profiles: quick | standard | paper."
 
@@ -48,25 +48,25 @@ SHARED = (
 NOT_PLAN = ("results_dir", "figures_dir", "budget")
 
 
-def shared_names(experiment: Experiment) -> list[str]:
+def shared_names(spec: Spec) -> list[str]:
     """The shared parameters of this experiment's notebook (a preset only where the experiment has some)."""
-    return [p.name for p in SHARED if p.name != "preset" or experiment.presets]
+    return [p.name for p in SHARED if p.name != "preset" or spec.presets]
 
 
 def shared_block(name: str) -> str:
     """The first lines of the experiment notebook's parameters cell."""
-    experiment = experiments.get(name)
-    values = {"defaults": ", ".join(experiment.envs_for()), "presets": ", ".join(experiment.presets)}
+    spec = specs.get(name)
+    values = {"defaults": ", ".join(spec.envs_for()), "presets": ", ".join(spec.presets)}
     lines = [HEADER]
     for parameter in SHARED:
-        if parameter.name in shared_names(experiment):
+        if parameter.name in shared_names(spec):
             lines.append(f"{parameter.name} = {parameter.default}  # {parameter.comment.format(**values)}")
     return "\n".join(lines)
 
 
 def plan_arguments(name: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
     """What the parameters cell set, as `kitlib.plan`'s arguments: the shared ones and the experiment's."""
-    experiment = experiments.get(name)
-    wanted = [n for n in shared_names(experiment) if n not in NOT_PLAN]
-    wanted += list(experiment.params_model.model_fields)
+    spec = specs.get(name)
+    wanted = [n for n in shared_names(spec) if n not in NOT_PLAN]
+    wanted += list(spec.params_model.model_fields)
     return {n: namespace[n] for n in wanted if n in namespace}

@@ -19,7 +19,7 @@ from kitlib.measure.store import has_records, unit_key
 def planned_units(plan: Plan) -> list[str]:
     """The unit keys the plan measures (one environment, point and repetition each), as the runner names them."""
 
-    workloads = experiments.get(plan.experiment).workloads(plan)
+    workloads = experiments.workloads_of(plan)
     return [
         unit_key(env, point, rep, w.name)
         for env in plan.environments

@@ -19,7 +19,7 @@ from kitlib.adaptive import extend_until_decided
 from kitlib.core import paths, timing
 from kitlib.measure import estimate, experiments, provenance
 from kitlib.measure.environments import availability
-from kitlib.measure.runner import plan_units, run_plan
+from kitlib.measure.run.runner import plan_units, run_plan
 from kitlib.measure.store import RunStore
 from kitlib.notebooks import execute, execute_experiment
 
@@ -92,7 +92,7 @@ def reproduce(
         plans[name] = experiment.plan(environments=envs, profile=profile, until_decided={} if adaptive else None)
     expected = announce(plans, profile, budget_s)
     for name, plan in plans.items():
-        experiment = experiments.get(name)
+        experiment = experiments.of(plan)
         envs = list(plan.environments)
         print(f"{name}: {', '.join(envs)} ({profile}) -> {paths.run_folder(plan)}", flush=True)
         since, started = provenance.now(), time.monotonic()

@@ -38,8 +38,12 @@ def docker_client():
 
 @pytest.fixture(scope="session")
 def root_netns():
+    """Root for namespaces; the namespace hosts an earlier, killed session left are removed first."""
     if os.geteuid() != 0:
         missing("netns", "network namespaces need root")
+    from .support.namespace_host import clean_orphans
+
+    clean_orphans()
 
 
 @pytest.fixture(scope="session")
@@ -187,10 +191,11 @@ def _no_process_of_this_test_left():
 
 @pytest.fixture(scope="module")
 def namespace_host(root_netns, docker_client):
-    """A second machine made of real parts (`kitlib.measure.testhost.NamespaceHost`): its own address, sshd and
-    Docker engine; reached by the tests only over SSH. After the module nothing of it is left."""
+    """A second machine made of real parts (`tests.support.namespace_host.NamespaceHost`): its own address, sshd
+    and Docker engine; reached by the tests only over SSH. After the module nothing of it is left."""
     from kitlib.core.errors import EnvironmentUnavailable
-    from kitlib.measure.testhost import NamespaceHost
+
+    from .support.namespace_host import NamespaceHost
 
     host = NamespaceHost()
     try:
@@ -208,7 +213,7 @@ def namespace_host(root_netns, docker_client):
 @pytest.fixture(scope="module")
 def client_host(namespace_host):
     """A third machine for the load generator: a namespace host with sshd only, letting in the same key."""
-    from kitlib.measure.testhost import NamespaceHost
+    from .support.namespace_host import NamespaceHost
 
     host = NamespaceHost(docker=False, authorize=(namespace_host.key + ".pub",))
     try:

@@ -1,4 +1,5 @@
-"""Measuring: the host and its commands, the benchmark image, VMs, environments and peers, the
-experiments' workloads and the tools' parsers, plans, the runner, the store that writes results
-folders, provenance and clean-up. Stands on `kitlib.core`, `kitlib.specs` and `kitlib.results`; never
-on `kitlib.analyse`."""
+"""Measuring, in steps that import only downwards: the host and its commands (`host`), the benchmark
+image, VMs, environments and peers; then the tools' parsers, plans (`planning`), the store that writes
+results folders, provenance, estimates, capacity probes and clean-up; above them `experiments`, each
+experiment's workloads on its spec; at the top `run`, the runner, plan files and the checks before a
+run. Stands on `kitlib.core`, `kitlib.specs` and `kitlib.results`; never on `kitlib.analyse`."""

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from kitlib.core import caches, paths
 from kitlib.core.errors import ParseError
-from kitlib.measure.experiments.programs import SOURCES
+from kitlib.measure.image import SOURCES
 from kitlib.measure.parsers import kit_linpack, kit_stream
 
 #: probe kinds: the program, its arguments and the figure read from it

@@ -14,7 +14,6 @@ from kitlib.measure.environments.lxc import orphaned_containers
 from kitlib.measure.host import commands, forwarding
 from kitlib.measure.host.docker_engine import docker_client
 from kitlib.measure.store import stale_temp_files
-from kitlib.measure.testhost import clean_orphans
 
 
 def _orphaned(name: str) -> bool:
@@ -129,16 +128,11 @@ def clean_vms() -> list[str]:
     return cleanup_leftovers()
 
 
-def clean_namespace_hosts() -> list[str]:
-    return clean_orphans()
-
-
 def clean_leftovers() -> list[str]:
     # the peer namespaces first: their load generators stop before the servers they talk to disappear;
     # VMs and system containers before links: a tap or veth goes once its user has exited
     return (
         clean_processes()
-        + clean_namespace_hosts()
         + clean_namespaces()
         + clean_vms()
         + clean_system_containers()

@@ -19,6 +19,7 @@ twice changes nothing; one there with other files is refused, naming them.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -30,7 +31,7 @@ import subprocess
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -422,6 +423,15 @@ def verify(bundle: Path | str, allowed_signers: Path | str | None = None) -> Ver
     """Check a bundle whole (see the module's description); BundleError names the first thing wrong."""
     with tempfile.TemporaryDirectory(prefix="kit-verify-") as scratch:
         return _open_verified(bundle, Path(scratch), allowed_signers)
+
+
+@contextlib.contextmanager
+def opened(bundle: Path | str, allowed_signers: Path | str | None = None) -> Iterator[Path]:
+    """The bundle verified whole and unpacked into a scratch results folder (`<experiment>/<run_id>`)
+    for as long as the `with` lasts: to read it without merging it anywhere."""
+    with tempfile.TemporaryDirectory(prefix="kit-bundle-") as scratch:
+        _open_verified(bundle, Path(scratch), allowed_signers)
+        yield Path(scratch) / RUNS
 
 
 def merge(bundle: Path | str, results: Path | str, allowed_signers: Path | str | None = None) -> list[tuple[str, str]]:

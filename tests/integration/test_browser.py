@@ -24,7 +24,7 @@ import pytest
 from kitlib.analyse import analysis, tour
 from kitlib.core import paths
 
-from ..another_machine import copy_as_another_machine
+from ..support.another_machine import copy_as_another_machine
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

@@ -9,8 +9,8 @@ from kitlib.analyse import analysis
 from kitlib.core import paths
 from kitlib.notebooks import execute
 
-from ..another_machine import copy_as_another_machine
-from ..notebook_tables import verdict_groups
+from ..support.another_machine import copy_as_another_machine
+from ..support.notebook_tables import verdict_groups
 
 NOTEBOOK = paths.notebooks_root() / "analysis" / "claims.ipynb"
 

@@ -17,6 +17,7 @@ from tests.conftest import write_inventory
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
 ENVS = ["native", "docker-host-volume", "docker-nat-volume"]
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def remote(host, command: str) -> str:
@@ -137,21 +138,21 @@ def test_a_third_host_runs_the_client(namespace_host, client_host, docker_client
     assert processes_in(namespace_host) == [] and processes_in(client_host) == []
 
 
-def test_kit_clean_removes_a_namespace_host_whose_owner_was_killed(tmp_path):
-    """A script holding a namespace host (its sshd and Docker engine) is killed with SIGKILL; `kit clean`
-    then removes its processes, namespace, veth, rules, cgroups and folders."""
+def test_a_namespace_host_whose_owner_was_killed_is_cleaned_away(root_netns, tmp_path):
+    """A script holding a namespace host (its sshd and Docker engine) is killed with SIGKILL; the clean-up
+    every test session runs first (`python -m tests.support.namespace_host --clean`) then removes its
+    processes, namespace, veth, rules, cgroups and folders."""
     import os
     import sys
 
     from kitlib.core.signals import default_dispositions
-    from kitlib.measure.cleanup import clean_leftovers
-    from kitlib.measure.testhost import NamespaceHost
 
     from ..conftest import wait_for
+    from ..support.namespace_host import NamespaceHost
 
     script = (
         "import sys, time\n"
-        "from kitlib.measure.testhost import NamespaceHost\n"
+        "from tests.support.namespace_host import NamespaceHost\n"
         "host = NamespaceHost()\n"
         "host.start()\n"
         "print(host.name, flush=True)\n"
@@ -164,7 +165,7 @@ def test_kit_clean_removes_a_namespace_host_whose_owner_was_killed(tmp_path):
             stdout=out,
             stderr=subprocess.STDOUT,
             preexec_fn=default_dispositions,
-            env={**os.environ, "PYTHONPATH": os.getcwd()},
+            env={**os.environ, "PYTHONPATH": str(PROJECT)},
         )
     try:
         wait_for(lambda: "kithost" in ready.read_text(), 120, child, "the namespace host")
@@ -177,7 +178,14 @@ def test_kit_clean_removes_a_namespace_host_whose_owner_was_killed(tmp_path):
     host.run_dir = host.run_dir.parent / name
     host.workdir = None
     assert host.leftovers(), "the killed script's host is still there"
-    removed = clean_leftovers()
-    assert any(name in line for line in removed), removed
+    cleaned = subprocess.run(
+        [sys.executable, "-m", "tests.support.namespace_host", "--clean"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert name in cleaned.stdout, cleaned.stdout
     assert host.leftovers() == []
     assert not list(Path("/var/tmp").glob(f"{name}-*"))

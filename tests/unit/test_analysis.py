@@ -10,7 +10,7 @@ from kitlib.core import paths
 from kitlib.notebooks import execute
 from kitlib.reproduce import declared_parameters
 
-from ..notebook_tables import verdict_groups
+from ..support.notebook_tables import verdict_groups
 
 SAMPLE = paths.PROJECT_ROOT / "data" / "sample"
 NOTEBOOKS = paths.notebooks_root() / "analysis"
@@ -35,7 +35,7 @@ def test_sample_is_real_kit_output_with_provenance(sample_records):
     assert {"redis", "latency"} <= set(sample_records["experiment"])
 
 
-@pytest.mark.parametrize("name", ["statistics", "figures", "littles-law", "claims"])
+@pytest.mark.parametrize("name", ["statistics", "figures", "littles-law", "claims", "many-labs"])
 def test_an_analysis_notebook_declares_only_parameters_it_reads(name):
     import re
 

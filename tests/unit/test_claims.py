@@ -645,3 +645,15 @@ def test_an_environment_measured_again_in_another_run_is_not_pooled_with_the_int
     both = core.effect_between(pd.concat([rows, again]), "docker-host-volume", "native")
     assert (both.value, both.low, both.high, both.n) == (alone.value, alone.low, alone.high, alone.n)
     assert "1 run(s) that measured only one of the two left out (quick-0000000000)" in both.how
+
+
+def test_records_without_a_column_make_a_claim_untestable_but_a_bug_is_raised():
+    """Only pandas refusing a column the records lack reads as "not testable here"; a KeyError of the
+    kit's own code (here a dictionary's) surfaces as the error it is."""
+    from kitlib.analyse.claims.core import NOT_TESTABLE, Claim
+
+    records = pd.DataFrame({"env": ["native"], "value": [1.0]})
+    lacking = Claim("lacking", "s", "t", lambda df: df["workload"]).evaluate(records)
+    assert lacking.status == NOT_TESTABLE and "workload" in lacking.reason
+    with pytest.raises(KeyError, match="workload"):
+        Claim("buggy", "s", "t", lambda df: {"value": 1}["workload"]).evaluate(records)

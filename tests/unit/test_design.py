@@ -19,7 +19,7 @@ from kitlib.core.errors import KitError
 from kitlib.core.hostid import host_id
 from kitlib.core.records import Record
 from kitlib.measure.image import DEFAULT_BASE
-from kitlib.measure.runner import plan_units, segments
+from kitlib.measure.run.runner import plan_units, segments
 from kitlib.measure.store import RunStore
 from kitlib.results import load_records
 

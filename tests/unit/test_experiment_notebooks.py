@@ -67,13 +67,13 @@ def test_every_notebook_begins_with_the_shared_parameters_and_lists_all_of_its_o
     and may not declare one nothing reads."""
     from kitlib.notebook_cells import plan_arguments, shared_block, shared_names
 
-    experiment = experiments.get(name)
-    notebook = nbformat.read(paths.notebooks_root() / experiment.notebook, 4)
+    spec = specs.get(name)
+    notebook = nbformat.read(paths.notebooks_root() / spec.notebook, 4)
     cell = next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", []))
     assert (cell.source + "\n").startswith(shared_block(name) + "\n")
     declared = [line.split(" = ")[0] for line in cell.source.splitlines() if re.match(r"^\w+ = ", line)]
-    own = set(declared) - set(shared_names(experiment)) - NOTEBOOK_OWN
-    assert own == set(experiment.params_model.model_fields) - FILLED_BY_THE_PLAN, name
+    own = set(declared) - set(shared_names(spec)) - NOTEBOOK_OWN
+    assert own == set(spec.params_model.model_fields) - FILLED_BY_THE_PLAN, name
     namespace = {n: None for n in declared} | {"profile": "paper", "unrelated": 1}
     arguments = plan_arguments(name, namespace)
     assert arguments["profile"] == "paper" and "unrelated" not in arguments and "results_dir" not in arguments

@@ -171,7 +171,7 @@ def test_a_plan_field_with_shell_metacharacters_is_refused_naming_it(field):
 
 def test_a_plan_file_with_a_hostile_address_is_refused(tmp_path):
     """A notebook handed `plan_file` validates it again: a plan.json edited by hand is no way around."""
-    from kitlib.measure.plan_file import load_plan
+    from kitlib.measure.run.plan_file import load_plan
 
     plan = kitlib.plan("redis", environments=["native"], **REMOTE).model_dump(mode="json")
     path = tmp_path / "plan.json"

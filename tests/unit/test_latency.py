@@ -52,7 +52,7 @@ def test_bad_parameters():
 def test_the_shares_part_measures_an_a_a_pair_of_native():
     """`native+replica` beside `native` (the A/A control a machine without root or Docker can still run)
     gets the shares part's points; a Docker label with more options than shares does not."""
-    from kitlib.measure.runner import plan_units
+    from kitlib.measure.run.runner import plan_units
 
     plan = kitlib.plan("latency", environments=["native", "native+replica"], parts=["shares"], peer="loopback")
     units = plan_units(plan)

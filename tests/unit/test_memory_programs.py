@@ -13,7 +13,7 @@ from kitlib.core.errors import EnvironmentUnavailable, ParseError, PlanError
 from kitlib.measure import estimate, parsers
 from kitlib.measure.experiments import programs
 from kitlib.measure.experiments.cpu import settle
-from kitlib.measure.runner import plan_units
+from kitlib.measure.run.runner import plan_units
 from kitlib.specs.cpu import SPEC, CpuParams
 
 from ..conftest import DATA

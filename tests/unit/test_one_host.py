@@ -22,7 +22,7 @@ from kitlib.analyse import analysis, explorer, figures, tables
 from kitlib.analyse.figures import hosts  # noqa: E402
 from kitlib.core import paths
 
-from ..another_machine import OTHER_CPU, copy_as_another_machine  # noqa: E402
+from ..support.another_machine import OTHER_CPU, copy_as_another_machine  # noqa: E402
 
 RUN = "net/quick-be0bc79c48"  # the main host's network run (its docker-nat-volume TCP round trip: 81.57 µs)
 MAIN_HOST = "87a9f0b76d33"

@@ -18,7 +18,7 @@ from kitlib import specs
 from kitlib.core.errors import PlanError
 from kitlib.measure import experiments
 from kitlib.measure.planning import MAX_POINTS, Plan
-from kitlib.measure.runner import run_plan
+from kitlib.measure.run.runner import run_plan
 
 
 def dry_run(tmp_path, *args: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kitlib.core.errors import ParseError
-from kitlib.measure import preflight
+from kitlib.measure.run import preflight
 
 DATA = Path(__file__).parents[1] / "data" / "proc"
 

@@ -14,7 +14,7 @@ from kitlib.analyse.claims.core import INCONCLUSIVE
 from kitlib.core import sequential
 from kitlib.core.errors import KitError, PlanError
 from kitlib.core.paths import PROJECT_ROOT
-from kitlib.measure.runner import plan_units
+from kitlib.measure.run.runner import plan_units
 from kitlib.measure.store import RunStore
 from kitlib.results import load_records
 

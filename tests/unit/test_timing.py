@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kitlib.core import timing
-from kitlib.measure.runner import tool_seconds
+from kitlib.measure.run.runner import tool_seconds
 
 RUN = Path(__file__).parents[1] / "data" / "timing" / "redis-quick"
 

@@ -41,6 +41,7 @@ __all__ = [
     "Claim",
     "Verdict",
     "evaluate_all",
+    "verdicts",
     "listing",
     "of",
 ]
@@ -84,30 +85,24 @@ def evaluate_all(df: pd.DataFrame, experiment: str | None = None, allow_mixed_ve
     """Every claim's verdict on these records (only the experiment's where one is named), one row per
     claim and host (hosts are never pooled); a verdict resting on runs of differing tool versions is
     left undecided unless `allow_mixed_versions` (`kitlib.analyse.claims.versions`)."""
+    rows = [
+        {"claim": claim.name, "host": host, "source": claim.cited, "statement": claim.statement, **verdict.__dict__}
+        for host, claim, verdict in verdicts(df, experiment, allow_mixed_versions)
+    ]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def verdicts(
+    df: pd.DataFrame, experiment: str | None = None, allow_mixed_versions: bool = False
+) -> list[tuple[str, Claim, Verdict]]:
+    """(host, claim, verdict) for every host of the records and every claim (the experiment's where one
+    is named): what `evaluate_all` tabulates, with the verdicts whole (their parts, for pooling)."""
     chosen = of(experiment) if experiment else CLAIMS
     if df.empty or "env" not in df.columns:
-        return _table(df, hostfacts.UNKNOWN_HOST, chosen)
+        return [(hostfacts.UNKNOWN_HOST, c, Verdict(NOT_TESTABLE, "no records in these records")) for c in chosen]
     df = hostfacts.with_host(df)
-    return pd.concat(
-        [_table(part, host, chosen, allow_mixed_versions) for host, part in df.groupby("host", sort=True)],
-        ignore_index=True,
-    )
-
-
-def _table(df: pd.DataFrame, host: str, chosen: list[Claim], allow_mixed_versions: bool = False) -> pd.DataFrame:
-    rows = []
-    for claim in chosen:
-        if df.empty:
-            verdict = Verdict(NOT_TESTABLE, "no records in these records")
-        else:
-            verdict = versions.checked(claim, claim.evaluate(df), df, allow_mixed_versions)
-        rows.append(
-            {
-                "claim": claim.name,
-                "host": host,
-                "source": claim.cited,
-                "statement": claim.statement,
-                **verdict.__dict__,
-            }
-        )
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return [
+        (str(host), claim, versions.checked(claim, claim.evaluate(part), part, allow_mixed_versions))
+        for host, part in df.groupby("host", sort=True)
+        for claim in chosen
+    ]

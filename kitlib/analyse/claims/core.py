@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
+import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -95,6 +97,20 @@ class Verdict:
     workloads: tuple[str, ...] = ()
     #: the error rate of the interval (0.05, or a sequential run's per-look level)
     alpha: float = ALPHA
+    #: how a verdict on one interval was made, for pooling across hosts (`kitlib.analyse.pooled`): what
+    #: it compared, the effect's scale ("ratio" on logarithms, "difference", "level"), the t quantile's
+    #: degrees of freedom and the band it was held to; a compound verdict keeps its one-interval parts
+    subject: str = ""
+    scale: str = ""
+    df: float = float("nan")
+    band: Band | None = None
+    members: tuple[Verdict, ...] = ()
+    #: left undecided because its interval pools runs of differing tool versions (`claims.versions`)
+    mixed_versions: bool = False
+
+    def leaves(self) -> tuple[Verdict, ...]:
+        """The one-interval verdicts this verdict rests on: its parts, or itself."""
+        return self.members or ((self,) if self.scale else ())
 
     @property
     def effect(self) -> float:
@@ -123,10 +139,24 @@ class Claim:
         return f"seed {self.seed}: {self.source}" if self.seed else self.source
 
     def evaluate(self, df: pd.DataFrame) -> Verdict:
+        """The predicate's verdict; records without a column it reads make the claim not testable here,
+        and any other KeyError (a bug, a dictionary's missing key) is raised, never read as a verdict."""
         try:
             return self.predicate(df)
-        except KeyError as exc:  # a column the records of this run lack
+        except KeyError as exc:
+            if not _lacks_column(exc, df):
+                raise
             return Verdict(NOT_TESTABLE, f"the records lack {exc}")
+
+
+def _lacks_column(exc: KeyError, df: pd.DataFrame) -> bool:
+    """Whether a KeyError is pandas refusing a column these records do not have (`df["x"]`, or a list
+    naming absent ones): raised inside pandas, for a name that is not among the columns. A dictionary's
+    missing key in the kit's own code, or a failed row lookup, is something else."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    in_pandas = bool(frames) and f"{os.sep}pandas{os.sep}" in frames[-1].filename
+    key = exc.args[0] if len(exc.args) == 1 else None
+    return in_pandas and isinstance(key, str) and key not in df.columns
 
 
 # ---------------------------------------------------------------- environments
@@ -497,6 +527,10 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
         p_value=effect.p_value,
         n=effect.n,
         alpha=effect.alpha,
+        subject=subject,
+        scale=effect.scale,
+        df=degrees_of_freedom(effect),
+        band=band,
     )
     if effect.n < MIN_RUNS:
         return Verdict(
@@ -543,6 +577,14 @@ def band_status(low: np.ndarray, high: np.ndarray, band: Band) -> np.ndarray:
 MAX_NEEDED = 1000
 
 
+def degrees_of_freedom(effect: Effect) -> float:
+    """The t quantile's degrees of freedom behind the interval: the effect's own (Welch's), else n - 1
+    for pairs and levels and 2n - 2 for two samples."""
+    if effect.df > 0:
+        return effect.df
+    return float(effect.n - 1 if effect.paired or effect.scale == "level" else 2 * effect.n - 2)
+
+
 def repetitions_to_decide(effect: Effect, band: Band) -> tuple[int | None, str]:
     """Runs a side (pairs, for a paired analysis) for 80% power to decide, and the sentence saying so
     (None where no spread can be read; MAX_NEEDED + 1 where no number of runs is likely to): the spread
@@ -562,9 +604,7 @@ def repetitions_to_decide(effect: Effect, band: Band) -> tuple[int | None, str]:
     distance = min(abs(centre - e) for e in edges)
     if distance == 0:
         return MAX_NEEDED + 1, "the estimate sits on the band's edge: no number of runs is likely to decide it"
-    df = (
-        effect.df if effect.df > 0 else (effect.n - 1 if effect.paired or effect.scale == "level" else 2 * effect.n - 2)
-    )
+    df = degrees_of_freedom(effect)
     se = half / float(sps.t.ppf(1 - effect.alpha / 2, max(df, 1.0)))
     two_samples = not effect.paired and effect.scale != "level"
     sd = se * math.sqrt(effect.n / 2) if two_samples else se * math.sqrt(effect.n)
@@ -599,6 +639,7 @@ def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Ver
     open_parts = [v for v in testable if v.status == INCONCLUSIVE]
     needs = [v.needed for v in open_parts]
     needed = None if status != INCONCLUSIVE or not needs or None in needs else max(needs)
+    single = len(verdicts) == 1
     return Verdict(
         status,
         reason,
@@ -611,6 +652,11 @@ def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Ver
         tuple(sorted({e for v in testable for e in v.envs})),
         tuple(sorted({w for v in testable for w in v.workloads})),
         first.alpha,
+        subject=first.subject if single else "",
+        scale=first.scale if single else "",
+        df=first.df if single else float("nan"),
+        band=first.band if single else None,
+        members=first.members if single else tuple(leaf for v in verdicts for leaf in v.leaves()),
     )
 
 
@@ -669,6 +715,7 @@ def compare(
         for env in subjects:
             for other in baselines:
                 verdicts += decide_each(rows, env, other, band, scale)
+        verdicts = [measured(v, experiment, metric, equal) for v in verdicts]
         what = f"{len(verdicts)} comparisons (every configuration)"
         if len(verdicts) > 1 and shares_runs(rows, [c for c in configuration_columns(rows) if c != "env"]):
             what += (
@@ -695,6 +742,16 @@ def decide_each(rows: pd.DataFrame, env: str, other: str, band: Band, scale: str
     return [resting_on(v, rows, env, other) for v in verdicts]
 
 
+def measured(verdict: Verdict, experiment: str, metric: str, equal: dict[str, object]) -> Verdict:
+    """The verdict's subject prefixed with what was measured and which records were chosen, so that the
+    parts of a claim (mean, median and p99 of one comparison; random read and random write) stay apart
+    when hosts are pooled."""
+    if not verdict.scale:
+        return verdict
+    chosen = "".join(f" {column}={value}" for column, value in sorted(equal.items()))
+    return dataclasses.replace(verdict, subject=f"{experiment} {metric}{chosen}: {verdict.subject}")
+
+
 def resting_on(verdict: Verdict, rows: pd.DataFrame, *envs: str) -> Verdict:
     """The verdict with the environments it compared and the workloads of their records."""
     mine = rows[rows["env"].astype(str).isin(envs)] if "env" in rows.columns else rows.iloc[0:0]
@@ -717,7 +774,7 @@ def level(experiment: str, metric: str, subject: Envs, band: Band, **equal) -> C
             mine = rows[rows["env"] == env]
             found = level_of(mine["value"], sequential.alpha_of(mine))
             verdict = Verdict(NOT_TESTABLE, f"{env}: {found}") if isinstance(found, str) else decide(found, band, env)
-            verdicts.append(resting_on(verdict, rows, env))
+            verdicts.append(measured(resting_on(verdict, rows, env), experiment, metric, equal))
         return combine(verdicts, f"{len(verdicts)} environments")
 
     return predicate

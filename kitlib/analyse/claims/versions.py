@@ -60,6 +60,7 @@ def checked(claim: Claim, verdict: Verdict, df: pd.DataFrame, allow_mixed_versio
             verdict,
             status=INCONCLUSIVE,
             needed=None,
+            mixed_versions=True,
             reason=(
                 f"not decided: it pools runs of differing tool versions ({'; '.join(pooled)}); compare runs "
                 f"of one version, or pass {HOW_TO_ALLOW} to decide on them together; {reason}"

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-from pathlib import Path
 
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.measure.environments.base import Environment
+from kitlib.measure.image import SOURCES
 
-SOURCES = Path(__file__).resolve().parent.parent / "image" / "src"
 #: program name -> its C source file
 PROGRAMS = {"kit-stream": "kit_stream.c", "kit-gups": "kit_gups.c", "kit-linpack": "kit_linpack.c"}
 #: what an environment needs to build them

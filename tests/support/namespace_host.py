@@ -5,7 +5,9 @@ cgroup parent, hence its own bridge and NAT rules inside the namespace).
 It stands for a server in a rack: the kit reaches it only over SSH, as it would a second machine. Its
 SSH sessions see its own engine as their default (`SetEnv DOCKER_HOST`), its own hostname and its own
 /etc/machine-id (a UTS and mount namespace around sshd), so provenance names it, not this host.
-Everything it starts is stopped and removed by `stop()`, with bounded waits.
+Everything it starts is stopped and removed by `stop()`, with bounded waits. A host whose owner was
+killed is removed by `clean_orphans()`, which every test session runs first; a developer runs it with
+`python -m tests.support.namespace_host --clean`.
 
     with NamespaceHost() as host:        # root; openssh-server and dockerd installed
         print(host.target, host.address, host.known_hosts, host.key)
@@ -103,7 +105,7 @@ class NamespaceHost(StartStop):
             self.workdir = Path(tempfile.mkdtemp(prefix=f"{self.name}-", dir="/var/tmp"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "owner").write_text(f"{os.getpid()}\n")  # so `kit clean` can tell an orphan
+        (self.run_dir / "owner").write_text(f"{os.getpid()}\n")  # so `clean_orphans` can tell an orphan
         self._network()
         self._keys()
         self._sshd()
@@ -256,7 +258,7 @@ class NamespaceHost(StartStop):
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def leftovers(self) -> list[str]:
-        """What of this host still exists (empty after `stop()`): for tests and `kit clean`."""
+        """What of this host still exists (empty after `stop()`)."""
         found = []
         if self.namespace in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split():
             found.append(f"namespace {self.namespace}")
@@ -374,4 +376,12 @@ def _pids_mentioning(token: str) -> list[int]:
     return pids
 
 
-__all__ = ["NamespaceHost"]
+__all__ = ["NamespaceHost", "clean_orphans"]
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Namespace hosts of the tests.")
+    parser.add_argument("--clean", action="store_true", help="remove hosts whose owning process is gone")
+    if parser.parse_args().clean:
+        print("\n".join(clean_orphans()) or "no orphaned namespace host")

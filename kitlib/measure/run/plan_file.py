@@ -38,5 +38,5 @@ def load_plan(path: str | Path, experiment: str | None = None) -> Plan:
         raise explain(
             error, f"plan_file {path}", specs.get(document["experiment"]).params_model if known else None
         ) from None
-    experiments.get(plan.experiment).check(plan, f"plan_file {path}")
+    experiments.of(plan).check(plan, f"plan_file {path}")
     return plan

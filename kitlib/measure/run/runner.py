@@ -75,7 +75,7 @@ def plan_units(
     """Every unit of the plan in the order it runs (see the module docstring), then those of the
     repetitions a sequential run added (`RunStore.extensions`), each in an order shuffled from the
     plan's seed and its repetition, positions continuing the plan's."""
-    workloads = experiments.get(plan.experiment).workloads(plan) if workloads is None else workloads
+    workloads = experiments.workloads_of(plan) if workloads is None else workloads
 
     def block(env: str, rep: int, names: set[str] | None = None) -> list[tuple[Workload, str, dict[str, Any], int]]:
         chosen = [w for w in workloads if w.applies_to(env) and (names is None or w.name in names)]
@@ -113,7 +113,7 @@ def run_plan(
     base_image: str = DEFAULT_BASE,
 ) -> RunResult:
     """Run every unit of the plan that is not already done; return all records of the run."""
-    experiment = experiments.get(plan.experiment)
+    experiment = experiments.of(plan)
     experiment.check(plan, plan.experiment)  # before anything is written: a bad plan leaves no folder
     store = RunStore(paths.run_folder(plan, results_root))
     store.write_plan(plan.model_dump(mode="json"))
