@@ -21,9 +21,14 @@ DEV_STAMP := $(ENV_DIR)/.kitlib-dev
 
 DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux python3-venv python3-pip \
   redis-server redis-tools nutcracker haproxy fio sysbench mariadb-server mariadb-client hpcc openmpi-bin libopenblas0-openmp xz-utils \
+  nginx php8.2-fpm php8.2-mysql \
   gcc libc6-dev libopenblas-openmp-dev \
   nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server \
   libvirt-clients libxml2-utils lxc chromium chromium-driver
+
+# packages whose install starts a system service: the kit starts its own servers, so these are stopped
+# (and disabled) again right after the install that brought them
+SERVICES_NOT_LEFT_RUNNING := nginx php8.2-fpm
 
 .PHONY: help setup system course python kernel lab docker test test-fast reproduce lint clean-leftovers
 
@@ -46,6 +51,11 @@ system:
 	  if [ -n "$$missing" ]; then \
 	    echo "installing Debian packages: $$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	    for service in $(SERVICES_NOT_LEFT_RUNNING); do \
+	      case " $$(echo $$missing) " in *" $$service "*) \
+	        if command -v systemctl >/dev/null && systemctl is-system-running >/dev/null 2>&1; then systemctl disable --now -q $$service || true; \
+	        elif command -v service >/dev/null; then service $$service stop >/dev/null 2>&1 || true; fi;; esac; \
+	    done; \
 	  fi; \
 	else \
 	  echo "not root (or no apt-get): skipping system packages; 'kit envs' tells what is missing"; \

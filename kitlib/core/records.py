@@ -36,6 +36,8 @@ BOOKKEEPING_COLUMNS = frozenset(
     | {"steady", "steady_halfwidth_pct", "steady_bias_pct", "warmup_s", "point_seconds"}
     # the error rate of a sequential run's intervals (kitlib.core.sequential)
     | {"ci_alpha"}
+    # a load generator's steady window (epoch seconds of its first and last second) and exit status
+    | {"steady_start", "steady_end", "locust_exit", "locust_version"}
     # the versions of the experiment's tools (kitlib.core.tool_versions): checked where records are compared
     # and pooled, never a configuration of their own (an image's package revision is not the host's)
     | {"tool_versions"}

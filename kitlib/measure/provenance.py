@@ -29,6 +29,8 @@ TOOL_PACKAGES = (
     "fio",
     "sysbench",
     "mariadb-server",
+    "nginx",
+    "php8.2-fpm",
     "libopenblas0-openmp",
     "xz-utils",
     "nuttcp",

@@ -17,7 +17,10 @@ from kitlib.specs.base import Spec
 #: experiment name -> module name, the same in `kitlib.specs` and `kitlib.measure.experiments`
 MODULES = {
     name: name.replace("-", "_")
-    for name in ("redis", "latency", "cpu", "memory", "net", "block", "mysql", "startup", "scaleout", "scaleout-oltp")
+    for name in (
+        *("redis", "latency", "cpu", "memory", "net", "block", "mysql", "startup", "scaleout", "scaleout-oltp"),
+        "webtier",
+    )
 }
 
 

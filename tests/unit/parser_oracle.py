@@ -29,8 +29,9 @@ FOLDER_TOOLS = {"scaleout": "kit-scaleout-load", "scaleout_oltp": "kit-scaleout-
 #: files a tool's folder holds from another tool (path under tests/data -> tool)
 FILE_TOOLS = {"redis-benchmark/info-stats.txt": "redis-info"}
 #: what tests/data holds that no tool printed: the runner's unit files, /proc and /sys files, the kit's records,
-#: run folders of older results formats, and the tour's records of a run without root or Docker
-NOT_TOOL_OUTPUT_FOLDERS = {"timing", "proc", "formats", "tour"}
+#: run folders of older results formats, and the tour's records of a run without root or Docker; and what a
+#: tool printed that is read for a point's window, never for records (Locust's per-second history)
+NOT_TOOL_OUTPUT_FOLDERS = {"timing", "proc", "formats", "tour", "locust-history"}
 NOT_TOOL_OUTPUT_FILES = "records-*.csv"
 #: real outputs of runs that failed (a refused connection, a proxy that exited), named so: the parser
 #: must refuse them; every other real output it must parse

@@ -284,6 +284,10 @@ def small_lower() -> Band:
     return Band(1 - LARGE, 1.0, f"lower by at most {LARGE:.0%}")
 
 
+def small_higher() -> Band:
+    return Band(1.0, 1 + LARGE, f"higher by at most {LARGE:.0%}")
+
+
 EQUAL = about_equal(0.05)
 
 

@@ -127,7 +127,7 @@ FINDINGS: list[Unencoded] = [
         "002",
         f"{VROOM}, post 3",
         "clearly achieves very close to, or slightly better than, native performance",
-        VSPHERE + "; the kit runs no CloudStone",
+        VSPHERE + "; the kit's web tier (`webtier`) runs the operations, natively and in Docker, not on vSphere",
     ),
     Unencoded(
         "scaleout_baseline_order",

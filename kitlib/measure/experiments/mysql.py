@@ -105,9 +105,12 @@ def sysbench_argv(
     return [*argv, action]
 
 
-def start_server(env: Environment, name: str, port: int, datadir: str, socket: str, buffer_pool_mb: int) -> None:
-    """A fresh MariaDB in `datadir` serving `port` and `socket`, with the empty database and user sysbench
-    logs in as; the PID file is `{datadir}/mariadbd.pid`. Shared by every experiment that runs OLTP."""
+def start_server(
+    env: Environment, name: str, port: int, datadir: str, socket: str, buffer_pool_mb: int, user: str = USER
+) -> None:
+    """A fresh MariaDB in `datadir` serving `port` and `socket`, with an empty database and a user of the
+    same name (`user`, its password the same: sysbench's by default) allowed in from anywhere; the PID
+    file is `{datadir}/mariadbd.pid`. Shared by every experiment that runs a database."""
     env.run(["rm", "-rf", datadir], timeout=120)
     env.run(["mariadb-install-db", f"--datadir={datadir}", "--user=root", "--skip-test-db"], timeout=300)
     env.start_service(
@@ -134,8 +137,8 @@ def start_server(env: Environment, name: str, port: int, datadir: str, socket: s
             "mariadb",
             f"--socket={socket}",
             "-e",
-            f"CREATE DATABASE {USER}; CREATE USER '{USER}'@'%' IDENTIFIED BY '{USER}'; "
-            f"GRANT ALL ON {USER}.* TO '{USER}'@'%';",
+            f"CREATE DATABASE {user}; CREATE USER '{user}'@'%' IDENTIFIED BY '{user}'; "
+            f"GRANT ALL ON {user}.* TO '{user}'@'%';",
         ],
         timeout=60,
     )

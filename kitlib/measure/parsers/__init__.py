@@ -43,6 +43,7 @@ _MODULES = {
     "sysbench": "kitlib.measure.parsers.sysbench",
     "kit-scaleout-load": "kitlib.measure.parsers.scaleout_load",
     "kit-scaleout-oltp": "kitlib.measure.parsers.scaleout_oltp",
+    "locust": "kitlib.measure.parsers.locust",
 }
 
 

@@ -1,0 +1,68 @@
+"""The web tier through its notebook: the application on native and in Docker (host network, host
+volume, as the post ran it), Locust users on the peer, per-operation records from the steady window
+only, the achieved mix near the target, the figure drawn, nothing left running."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from kitlib.core import paths
+from kitlib.notebooks import execute
+from kitlib.specs.webtier import TABLE1_MIX
+
+from ..conftest import leftovers
+
+pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
+
+ENVS = ["native", "docker-host-volume"]
+
+
+def test_quick_notebook_run_measures_every_operation_over_the_steady_window(
+    docker_client, root_netns, bench_image, isolated_dirs
+):
+    results, figures = isolated_dirs
+    execute(
+        paths.notebooks_root() / "experiments" / "webtier.ipynb",
+        results / "webtier.ipynb",
+        {
+            "results_dir": str(results),
+            "figures_dir": str(figures),
+            "repetitions": 1,
+            "environments": ENVS,
+            "users": [10, 30],
+            "data_users": 50,
+            "ramp_up_s": 2,
+            "steady_s": 8,
+            "think_min_s": 0.2,
+            "think_max_s": 0.5,
+        },
+    )
+    run_dir = next(results.glob("webtier/*/"))
+    assert not (run_dir / "failures.csv").exists()
+    records = pd.read_csv(run_dir / "records.csv")
+    assert set(records["env"]) == set(ENVS) and set(records["users"]) == {10, 30}
+    requests = records[(records["metric"] == "requests") & (records["operation"] != "Aggregated")]
+    # every point served the frequent operations; their counts add up to the point's aggregate
+    for (env, users), point in requests.groupby(["env", "users"]):
+        frequent = set(point["operation"])
+        assert {"HomePage", "TagSearch", "EventDetail", "Login"} <= frequent, (env, users, frequent)
+        total = records[
+            (records["metric"] == "requests")
+            & (records["operation"] == "Aggregated")
+            & (records["env"] == env)
+            & (records["users"] == users)
+        ]["value"]
+        assert point["value"].sum() == total.sum()
+    # the achieved mix is near Table 1's: TagSearch, the most frequent, within 10 points of its 33.37%
+    shares = 100 * requests.groupby("operation")["value"].sum() / requests["value"].sum()
+    assert abs(shares["TagSearch"] - TABLE1_MIX["TagSearch"]) < 10, shares.to_dict()
+    p90 = records[records["metric"] == "latency_p90"]
+    mean = records[records["metric"] == "latency_mean"]
+    assert (p90["value"] > 0).all() and (mean["value"] > 0).all()
+    errors = records[(records["metric"] == "errors") & (records["operation"] == "Aggregated")]
+    assert (errors["value"] == 0).all(), errors
+    thresholds = records.dropna(subset=["threshold_ms"]).groupby("operation")["threshold_ms"].first()
+    assert thresholds["HomePage"] == 250 and thresholds["AddEvent"] == 500
+    assert len(list(figures.glob("webtier-cloudstone-fig2-3-*.png"))) == 1
+    assert leftovers(docker_client) == []
