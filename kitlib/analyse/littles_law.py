@@ -1,4 +1,5 @@
-"""Little's law for closed-loop runs: outstanding requests N ≈ throughput X × mean latency R.
+"""Little's law for closed-loop runs: outstanding requests N ≈ throughput X × mean latency R (with think
+time Z between a user's requests, as in the web tier: N ≈ X × (R + Z)).
 
 A closed-loop client keeps N requests in flight (Redis: connections × pipeline; MySQL: threads;
 request-response: 1), so X·R should come back to N. Where it does not, the measurement itself says
@@ -29,7 +30,7 @@ def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
         if loop is None:
             continue
         part = schema.headline_rows(part)
-        declared_columns = (declared.sweep, *declared.series, loop.outstanding)
+        declared_columns = (declared.sweep, *declared.series, loop.outstanding, *loop.think)
         point = [c for c in declared_columns if c and c in part.columns and part[c].notna().any()]
         if loop.outstanding and loop.outstanding not in point:
             continue  # records that do not say how many requests were in flight cannot be checked
@@ -39,9 +40,12 @@ def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
         r = part[part["metric"] == loop.latency].set_index(keys)
         r_seconds = (r["value"] * r["unit"].map(_SECONDS)).rename("R_seconds")
         joined = pd.concat([x, r_seconds], axis=1, join="inner").reset_index()
+        if any(c not in point for c in loop.think):
+            continue  # records that do not say how long the users thought cannot be checked
         for _, row in joined.iterrows():
             n = float(row[loop.outstanding]) if loop.outstanding else 1.0
-            xr = row["X"] * row["R_seconds"]
+            z = sum(float(row[c]) for c in loop.think) / len(loop.think) if loop.think else 0.0
+            xr = row["X"] * (row["R_seconds"] + z)
             error = (xr - n) / n
             rows.append(
                 {
@@ -49,6 +53,7 @@ def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
                     "N": n,
                     "X": row["X"],
                     "R_us": row["R_seconds"] * 1e6,
+                    "Z_s": z,
                     "XR": xr,
                     "relative_error": error,
                     "flagged": abs(error) > tolerance,

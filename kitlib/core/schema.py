@@ -17,12 +17,15 @@ import pandas as pd
 
 @dataclass(frozen=True)
 class ClosedLoop:
-    """A client that keeps N requests in flight, so Little's law N ≈ X·R holds."""
+    """A client that keeps N requests in flight, so Little's law N ≈ X·R holds; where its users think
+    between requests, N ≈ X·(R + Z) with Z the mean think time."""
 
     throughput: str
     latency: str
     #: the column that holds N; None: one request at a time
     outstanding: str | None = None
+    #: columns whose mean is the mean think time Z in seconds (a uniform draw between them); () none
+    think: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

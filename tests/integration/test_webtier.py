@@ -66,3 +66,33 @@ def test_quick_notebook_run_measures_every_operation_over_the_steady_window(
     assert thresholds["HomePage"] == 250 and thresholds["AddEvent"] == 500
     assert len(list(figures.glob("webtier-cloudstone-fig2-3-*.png"))) == 1
     assert leftovers(docker_client) == []
+
+
+def test_two_tiers_put_the_database_in_a_second_container_behind_nat(
+    docker_client, root_netns, bench_image, isolated_dirs
+):
+    """`tiers two` on a NAT label: MariaDB in a companion container, the web tier reaching it over TCP
+    through the published port; every request served, the records saying where the database ran."""
+    import kitlib
+
+    results, _ = isolated_dirs
+    plan = kitlib.plan(
+        "webtier",
+        environments=["docker-nat-volume"],
+        repetitions=1,
+        tiers="two",
+        users=[10],
+        data_users=50,
+        ramp_up_s=2,
+        steady_s=4,
+        think_min_s=0.2,
+        think_max_s=0.5,
+    )
+    result = kitlib.run(plan, results_root=results)
+    records = result.records
+    assert len(result.failures) == 0
+    assert set(records["db_apart"]) == {True} and set(records["tiers"]) == {"two"}
+    aggregated = records[(records["operation"] == "Aggregated") & (records["metric"].isin(["requests", "errors"]))]
+    assert aggregated.set_index("metric")["value"]["requests"] > 0
+    assert aggregated.set_index("metric")["value"]["errors"] == 0
+    assert leftovers(docker_client) == []

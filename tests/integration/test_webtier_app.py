@@ -218,7 +218,8 @@ def web(programs, database, tmp_path_factory) -> Iterator[Web]:
     port = _free_port()
     values = {
         "run": run, "app": WEBTIER / "app", "port": f"127.0.0.1:{port}", "max_children": 16,
-        "db_socket": database.socket, "db_name": DB_NAME, "db_user": DB_USER, "db_password": DB_PASSWORD,
+        "db_socket": database.socket, "db_host": "127.0.0.1", "db_port": 3306,
+        "db_name": DB_NAME, "db_user": DB_USER, "db_password": DB_PASSWORD,
     }  # fmt: skip
     for name in ("nginx.conf", "php-fpm.conf"):
         (run / name).write_text((WEBTIER / f"{name}.in").read_text().format(**values))

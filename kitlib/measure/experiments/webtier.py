@@ -69,6 +69,7 @@ class CloudstoneWorkload(Workload):
         self.sut_cores = params.server_cores
         self.target: tuple[str, int] | None = None
         self.locust_version: str | None = None
+        self.apart = False  # whether the database runs in an environment of its own
 
     def points(self) -> list[dict[str, Any]]:
         return [{"users": u} for u in self.params.users]
@@ -91,23 +92,38 @@ class CloudstoneWorkload(Workload):
         for name in APP_FILES:
             write_file(env, f"{root}/{name}", (APP / name).read_text())
         env.run(["mkdir", "-p", f"{run}/sessions"], timeout=30)
-        socket = f"{root}/mysql.sock"
-        start_server(env, "mariadbd", db_port, f"{root}/mysql", socket, p.buffer_pool_mb, user=DATABASE)
+        # the database: here, or in an environment of its own (a second container of this label)
+        home = (env.companion(1, [db_port]) or env) if p.tiers == "two" else env
+        self.apart = home is not env
+        db_root = f"{home.data_dir}/kit-webtier-db" if self.apart else root
+        if self.apart:
+            home.run(["rm", "-rf", db_root], timeout=120)
+            for name in ("schema.sql", "generate.py"):
+                write_file(home, f"{db_root}/{name}", (APP / name).read_text())
+        socket = f"{db_root}/mysql.sock"
+        start_server(home, "mariadbd", db_port, f"{db_root}/mysql", socket, p.buffer_pool_mb, user=DATABASE)
         load = 'mariadb --socket="$1" "$2" < "$3" && python3 "$4" --users "$5" --seed "$6" | mariadb --socket="$1" "$2"'
-        loaded = env.run(
-            ["sh", "-c", load, "sh", socket, DATABASE, f"{root}/schema.sql", f"{root}/generate.py"]
+        loaded = home.run(
+            ["sh", "-c", load, "sh", socket, DATABASE, f"{db_root}/schema.sql", f"{db_root}/generate.py"]
             + [str(p.data_users), str(p.seed)],
             timeout=3600,
             check=False,
         )
         if loaded.returncode != 0:
-            raise EnvironmentUnavailable(f"{env.label}: the data set did not load:\n{loaded.output[-1500:]}")
+            raise EnvironmentUnavailable(f"{home.label}: the data set did not load:\n{loaded.output[-1500:]}")
+        # apart, the web tier reaches the database over TCP where a client on the peer would: the host's
+        # address and the port it publishes (a container's loopback is its own)
+        db_host, db_tcp_port = (
+            home.address_for_peer(db_port, peer.host_address) if self.apart else ("127.0.0.1", db_port)
+        )
         values = {
             "run": run,
             "app": f"{root}/app",
             "port": web_port,
             "max_children": spec.PHP_CHILDREN,
-            "db_socket": socket,
+            "db_socket": "none" if self.apart else socket,
+            "db_host": db_host,
+            "db_port": db_tcp_port,
             "db_name": DATABASE,
             "db_user": DATABASE,
             "db_password": DATABASE,
@@ -180,18 +196,36 @@ class CloudstoneWorkload(Workload):
         return RawResult(outputs=outputs, facts=facts)
 
     def parse(self, raw: RawResult, source: str) -> list[Measurement]:
-        """The stats file's measurements, each operation's with its threshold (the aggregate has none)."""
-        limits = self.params.thresholds_ms
+        """The stats file's measurements, each operation's with its threshold and its share of the mix in %
+        (the target its achieved share is checked against; the aggregate has neither)."""
+        limits, mix = self.params.thresholds_ms, self.params.mix
+        total = sum(mix.values())
         return [
-            dataclasses.replace(m, dims={**m.dims, "threshold_ms": limits[m.dims["operation"]]})
+            dataclasses.replace(
+                m,
+                dims={
+                    **m.dims,
+                    "threshold_ms": limits[m.dims["operation"]],
+                    "target_share_pct": 100.0 * mix.get(m.dims["operation"], 0.0) / total,
+                },
+            )
             if m.dims.get("operation") in limits
             else m
             for m in locust.parse(raw.outputs["stats"], f"{source}.stats.txt")
         ]
 
     def record_params(self, point: dict[str, Any]) -> dict[str, Any]:
+        """The point with the data set, the think times and where the database ran (`db_apart`: in an
+        environment of its own; `tiers` two on a kind without companions runs both here, and says so)."""
         p = self.params
-        return {**point, "data_users": p.data_users, "think_min_s": p.think_min_s, "think_max_s": p.think_max_s}
+        return {
+            **point,
+            "data_users": p.data_users,
+            "think_min_s": p.think_min_s,
+            "think_max_s": p.think_max_s,
+            "tiers": p.tiers,
+            "db_apart": self.apart,
+        }
 
     def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float]:
         return locust.intervals(raw.outputs["stats_history"], f"{source}.stats_history.txt"), 1.0

@@ -1,8 +1,9 @@
 """The users of the web tier: a closed loop, each user sending one request, waiting for its answer and
 thinking for a uniform time between `--kit-think-min` and `--kit-think-max` seconds before the next.
 
-Each request is one of the application's seven operations, drawn with the shares of `--kit-mix` (the
-post's Table 1 by default) from the user's own random generator (seeded by `--kit-seed` and the user's
+Each request is one of the application's seven operations (the methods named after them), drawn with
+the shares of `--kit-mix` (the kit passes the plan's mix: the post's Table 1 unless changed) from the
+user's own random generator (seeded by `--kit-seed` and the user's
 number), so that two runs of one plan make the same choices. Statistics are kept per operation (each
 request is named by it); a status other than the operation's success is a failure.
 """
@@ -16,23 +17,15 @@ import uuid
 
 from locust import HttpUser, events, task
 
-#: the post's Table 1, "CloudStone operations frequency for 1500 users" (%)
-TABLE1 = {
-    "HomePage": 26.14,
-    "Login": 10.22,
-    "TagSearch": 33.37,
-    "EventDetail": 24.71,
-    "PersonDetail": 2.65,
-    "AddPerson": 0.86,
-    "AddEvent": 2.04,
-}
 TAGS = 200  # the data set's tags: tag0 … tag199
 NUMBERS = itertools.count(1)  # each user's number, for its generator and its new persons' addresses
 
 
 @events.init_command_line_parser.add_listener
 def _options(parser) -> None:
-    parser.add_argument("--kit-mix", default=json.dumps(TABLE1), help="share of each operation in %% (JSON)")
+    parser.add_argument(
+        "--kit-mix", required=True, help="share of each operation in %% (JSON), e.g. the post's Table 1"
+    )
     parser.add_argument("--kit-think-min", type=float, default=1.0, help="shortest think time (s)")
     parser.add_argument("--kit-think-max", type=float, default=3.0, help="longest think time (s)")
     parser.add_argument("--kit-persons", type=int, default=100, help="persons in the data set")
@@ -48,7 +41,9 @@ class SocialUser(HttpUser):
         self.number = next(NUMBERS)
         self.rng = random.Random(f"{options.kit_seed}:{self.number}")
         mix = json.loads(options.kit_mix)
-        self.operations = [op for op in TABLE1 if mix.get(op, 0) > 0]
+        self.operations = [op for op, share in mix.items() if share > 0 and callable(getattr(self, op, None))]
+        if len(self.operations) != sum(1 for share in mix.values() if share > 0):
+            raise ValueError(f"--kit-mix names operations this site does not have: {sorted(mix)}")
         self.weights = [mix[op] for op in self.operations]
         self.think = (options.kit_think_min, options.kit_think_max)
         self.persons, self.events = options.kit_persons, options.kit_events
