@@ -181,6 +181,8 @@ class CloudstoneWorkload(Workload):
                 outputs[name] = found.output
         finally:
             peer.run(["rm", "-rf", folder], timeout=60, check=False)
+        # the two files must be of one run: the stats hold the history's last running totals
+        locust.parse_run(outputs["stats"], outputs["stats_history"], f"locust at {point['users']} users")
         window = locust.steady_window(outputs["stats_history"], "stats_history.csv")
         if window.users != point["users"]:
             raise EnvironmentUnavailable(f"locust ran {window.users} users, not the point's {point['users']}")
