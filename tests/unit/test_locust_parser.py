@@ -17,21 +17,13 @@ from hypothesis import strategies as st
 
 from kitlib.core.errors import ParseError
 from kitlib.measure.parsers import locust
+from kitlib.specs.webtier import TABLE1_MIX as TABLE1
 
 from ..conftest import DATA
 
 STATS_DIR, HISTORY_DIR = DATA / "locust", DATA / "locust-history"
 MIX_RUN, IDLE_RUN = "standin-20users", "idleops-20users"  # Table 1 over ~2000 requests; idle operations
 USERS = 20
-TABLE1 = {
-    "HomePage": 26.14,
-    "Login": 10.22,
-    "TagSearch": 33.37,
-    "EventDetail": 24.71,
-    "PersonDetail": 2.65,
-    "AddPerson": 0.86,
-    "AddEvent": 2.04,
-}
 #: deterministic and bounded, as the property test of every parser
 PROPERTY = settings(
     max_examples=60,
