@@ -83,3 +83,13 @@ def test_cut_foreign_and_garbled_input_is_refused():
     for text in ("", header, stats, history.replace(",Aggregated,", ",Other,")):
         with pytest.raises(ParseError):
             locust.steady_window(text, "history")
+
+
+def test_the_window_of_a_run_is_read_once_its_two_files_are_held_to_one_run():
+    """`run_window`, what a point reads: the history's steady window, and the stats of another run refused."""
+    five, fifteen = (DATA / "locust" / f"native-{n}users_stats.csv" for n in (5, 15))
+    history = (DATA / "locust-history" / "native-5users_stats_history.csv").read_text()
+    window = locust.run_window(five.read_text(), history, "5 users")
+    assert window == locust.steady_window(history, "5 users")
+    with pytest.raises(ParseError, match="not of one run"):
+        locust.run_window(fifteen.read_text(), history, "mixed")

@@ -11,7 +11,7 @@ import abc
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kitlib.core.errors import CommandFailed, EnvironmentUnavailable
 from kitlib.core.procs import loggable, pinned
@@ -33,6 +33,18 @@ class CommandResult:
         if self.returncode != 0:
             raise CommandFailed(self.where, self.argv, self.returncode, self.output)
         return self
+
+
+class RunsCommands(Protocol):
+    """Where a command runs to completion: an environment or a peer."""
+
+    def run(self, argv: Sequence[str], *, timeout: float, check: bool = True) -> CommandResult: ...
+
+
+def write_text(where: RunsCommands, path: str, text: str, timeout: float = 60.0) -> None:
+    """A file written in an environment or on a peer (its folder made first); the text goes in as an
+    argument, never through the shell's parser."""
+    where.run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && printf "%s" "$2" > "$1"', "sh", path, text], timeout=timeout)
 
 
 @dataclass

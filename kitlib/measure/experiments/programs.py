@@ -15,7 +15,7 @@ import hashlib
 import shlex
 
 from kitlib.core.errors import EnvironmentUnavailable
-from kitlib.measure.environments.base import Environment
+from kitlib.measure.environments.base import Environment, write_text
 from kitlib.measure.image import SOURCES
 
 #: program name -> its C source file
@@ -43,12 +43,8 @@ def ensure(env: Environment, name: str) -> str:
     if installed:
         return installed
     folder = f"{env.data_dir}/kit-programs"
-    env.run(["mkdir", "-p", f"{folder}/src"], timeout=30)
     for path in sorted(SOURCES.iterdir()):
-        # the text goes in as an argument, never through the shell's parser
-        env.run(
-            ["sh", "-c", 'printf "%s" "$2" > "$1"', "sh", f"{folder}/src/{path.name}", path.read_text()], timeout=30
-        )
+        write_text(env, f"{folder}/src/{path.name}", path.read_text(), timeout=30)
     built = env.run(["sh", f"{folder}/src/build.sh", f"{folder}/bin"], timeout=300, check=False)
     if built.returncode != 0:
         raise EnvironmentUnavailable(

@@ -24,7 +24,7 @@ from typing import Any
 
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.core.records import Measurement
-from kitlib.measure.environments.base import Environment
+from kitlib.measure.environments.base import Environment, write_text
 from kitlib.measure.experiments.base import Experiment, RawResult, Workload
 from kitlib.measure.experiments.mysql import start_server
 from kitlib.measure.image import SOURCES
@@ -49,12 +49,6 @@ def locust_program() -> str:
     """Locust beside this interpreter (the kit's environment), else the one on PATH (a remote client)."""
     here = Path(sys.executable).with_name("locust")
     return str(here) if here.exists() else (shutil.which("locust") or "locust")
-
-
-def write_file(where: Environment | Peer, path: str, text: str) -> None:
-    """A file written in an environment or on the peer; the text goes in as an argument, never through
-    the shell's parser."""
-    where.run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && printf "%s" "$2" > "$1"', "sh", path, text], timeout=60)
 
 
 class CloudstoneWorkload(Workload):
@@ -90,7 +84,7 @@ class CloudstoneWorkload(Workload):
         web_port, db_port = env.layout.ports[:2]
         env.run(["rm", "-rf", root], timeout=120)
         for name in APP_FILES:
-            write_file(env, f"{root}/{name}", (APP / name).read_text())
+            write_text(env, f"{root}/{name}", (APP / name).read_text())
         env.run(["mkdir", "-p", f"{run}/sessions"], timeout=30)
         # the database: here, or in an environment of its own (a second container of this label)
         home = (env.companion(1, [db_port]) or env) if p.tiers == "two" else env
@@ -99,7 +93,7 @@ class CloudstoneWorkload(Workload):
         if self.apart:
             home.run(["rm", "-rf", db_root], timeout=120)
             for name in ("schema.sql", "generate.py"):
-                write_file(home, f"{db_root}/{name}", (APP / name).read_text())
+                write_text(home, f"{db_root}/{name}", (APP / name).read_text())
         socket = f"{db_root}/mysql.sock"
         start_server(home, "mariadbd", db_port, f"{db_root}/mysql", socket, p.buffer_pool_mb, user=DATABASE)
         load = 'mariadb --socket="$1" "$2" < "$3" && python3 "$4" --users "$5" --seed "$6" | mariadb --socket="$1" "$2"'
@@ -129,7 +123,7 @@ class CloudstoneWorkload(Workload):
             "db_password": DATABASE,
         }
         for name in ("nginx.conf", "php-fpm.conf"):
-            write_file(env, f"{run}/{name}", (APP / f"{name}.in").read_text().format(**values))
+            write_text(env, f"{run}/{name}", (APP / f"{name}.in").read_text().format(**values))
         # -R: a container runs as root, which php-fpm refuses without it; opcache's lock file under run/
         fpm = ["php-fpm8.2", "-F", "-R", "-y", f"{run}/php-fpm.conf", "-d", f"opcache.lockfile_path={run}"]
         env.start_service("php-fpm", fpm)
@@ -168,7 +162,7 @@ class CloudstoneWorkload(Workload):
         steady = p.steady_s if seconds is None else seconds
         folder = peer.run(["mktemp", "-d", "/tmp/kit-webtier.XXXXXX"], timeout=30).output.strip().splitlines()[-1]
         try:
-            write_file(peer, f"{folder}/locustfile.py", LOCUSTFILE.read_text())
+            write_text(peer, f"{folder}/locustfile.py", LOCUSTFILE.read_text())
             timeout = p.ramp_up_s + steady + p.ramp_down_s + 300
             result = peer.run(self.locust_argv(folder, point["users"], steady), timeout=timeout, check=False)
             outputs = {"locust": result.output}
@@ -182,8 +176,7 @@ class CloudstoneWorkload(Workload):
         finally:
             peer.run(["rm", "-rf", folder], timeout=60, check=False)
         # the two files must be of one run: the stats hold the history's last running totals
-        locust.parse_run(outputs["stats"], outputs["stats_history"], f"locust at {point['users']} users")
-        window = locust.steady_window(outputs["stats_history"], "stats_history.csv")
+        window = locust.run_window(outputs["stats"], outputs["stats_history"], f"locust at {point['users']} users")
         if window.users != point["users"]:
             raise EnvironmentUnavailable(f"locust ran {window.users} users, not the point's {point['users']}")
         facts = {

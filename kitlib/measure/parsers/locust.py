@@ -260,10 +260,9 @@ def intervals(text: str, source: str) -> list[float]:
 # -- both files of one run ------------------------------------------------------------------------
 
 
-def parse_run(stats_csv_text: str, history_csv_text: str, source: str) -> list[OperationStats]:
-    """Each operation's statistics over the steady window and the `Aggregated` row last, each carrying the
-    window's first and last second. The stats file must hold the history's last running totals (the
-    two files of one run, neither cut at a line end); `source` names the run in errors."""
+def _one_run(stats_csv_text: str, history_csv_text: str, source: str) -> tuple[list[OperationStats], Window]:
+    """The stats and the steady window of one run's two files, the stats holding the history's last
+    running totals; ParseError where they are not of one run."""
     stats_source, history_source = f"{source} (stats CSV)", f"{source} (history CSV)"
     stats = parse_stats(stats_csv_text, stats_source)
     seconds = _seconds(history_csv_text, history_source)
@@ -278,4 +277,17 @@ def parse_run(stats_csv_text: str, history_csv_text: str, source: str) -> list[O
             source,
             f"the stats and the history's last second ({last.at}) are not of one run: {found} against {expected}",
         )
+    return stats, window
+
+
+def run_window(stats_csv_text: str, history_csv_text: str, source: str) -> Window:
+    """The steady window of a run whose two files are checked to be of one run (as `parse_run`)."""
+    return _one_run(stats_csv_text, history_csv_text, source)[1]
+
+
+def parse_run(stats_csv_text: str, history_csv_text: str, source: str) -> list[OperationStats]:
+    """Each operation's statistics over the steady window and the `Aggregated` row last, each carrying the
+    window's first and last second. The stats file must hold the history's last running totals (the
+    two files of one run, neither cut at a line end); `source` names the run in errors."""
+    stats, window = _one_run(stats_csv_text, history_csv_text, source)
     return [dataclasses.replace(s, window_start=window.start, window_end=window.end) for s in stats]
