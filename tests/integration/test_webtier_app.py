@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +24,8 @@ from pathlib import Path
 import pytest
 
 from kitlib.core import paths
+from kitlib.core.procs import kill_group
+from kitlib.core.signals import default_dispositions
 
 pytestmark = [pytest.mark.slow]
 
@@ -34,12 +35,6 @@ PROGRAMS = ["mariadb-install-db", "mariadbd", "mariadb", "mariadb-admin", "php-f
 DB_NAME, DB_USER, DB_PASSWORD = "social", "kit", "kit-secret"
 USERS = 50  # generate.py --users 50: 200 persons, 100 events
 PERSONS, EVENTS = 200, 100
-
-
-def _default_signals() -> None:
-    """Children get default dispositions even when the test runs with SIGINT ignored (a background job)."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_DFL)
 
 
 def _popen(argv: Sequence[str], log: Path) -> subprocess.Popen:
@@ -53,7 +48,7 @@ def _popen(argv: Sequence[str], log: Path) -> subprocess.Popen:
             stderr=subprocess.STDOUT,
             start_new_session=True,
             restore_signals=True,
-            preexec_fn=_default_signals,
+            preexec_fn=default_dispositions,  # whatever this test inherited (a background job)
         )
 
 
@@ -67,36 +62,22 @@ def _run(argv: Sequence[str], *, timeout: float, input: bytes | None = None, cwd
         cwd=cwd,
         start_new_session=True,
         restore_signals=True,
-        preexec_fn=_default_signals,
+        preexec_fn=default_dispositions,  # whatever this test inherited (a background job)
     )
     try:
         out, err = proc.communicate(input, timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_group(proc.pid)
+        kill_group(proc, grace=0)
         proc.communicate(timeout=10)
         raise AssertionError(f"{argv[0]} did not finish within {timeout} s") from None
     assert proc.returncode == 0, f"{list(argv)} failed ({proc.returncode}): {err.decode(errors='replace')[-2000:]}"
     return out.decode()
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _stop(proc: subprocess.Popen, grace: float) -> None:
-    """SIGTERM to the group, a bounded wait, then SIGKILL to whatever of the group is left."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
-    _kill_group(proc.pid)  # the leader gone, workers it left behind are still in its group
+    """SIGTERM to the group, a bounded wait, then SIGKILL to whatever of the group is left; the group must
+    then be gone."""
+    kill_group(proc, grace)
     proc.wait(timeout=10)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:

@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from kitlib.core.errors import EnvironmentUnavailable
-from kitlib.core.procs import pid_alive
+from kitlib.core.procs import kill_group, pid_alive
 from kitlib.core.signals import default_dispositions
 from kitlib.measure.host import links
 from kitlib.measure.host.forwarding import ForwardRules, orphaned, remove
@@ -329,20 +329,9 @@ def _engine_answers(path: str) -> bool:
 
 
 def _terminate(proc: subprocess.Popen) -> None:
-    """TERM to the child's process group, a bounded wait, then KILL."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)  # whatever of its group is left (containerd, shims)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """TERM to the child's process group, a bounded wait, then KILL to whatever of it is left (containerd,
+    shims), and the child reaped."""
+    kill_group(proc, STOP_TIMEOUT_S)
     try:
         proc.wait(timeout=STOP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
