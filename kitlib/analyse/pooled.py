@@ -36,8 +36,8 @@ from scipy import stats as sps
 from statsmodels.stats.meta_analysis import combine_effects
 
 from kitlib.analyse import analysis
-from kitlib.analyse.claims import INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, REPRODUCED, Claim, Verdict
-from kitlib.analyse.claims.core import MIN_RUNS, Band, band_status
+from kitlib.analyse.claims import INCONCLUSIVE, NOT_TESTABLE, Claim, Verdict
+from kitlib.analyse.claims.core import MIN_RUNS, Band, band_status, status_of_parts
 from kitlib.core import parameters, paths
 from kitlib.results import bundles
 
@@ -129,12 +129,8 @@ class PooledClaim:
 
 
 def _every(statuses: list[str]) -> str:
-    """The kit's rule for a claim of parts: every part must hold; any part contradicted contradicts it."""
-    if not statuses:
-        return NOT_TESTABLE
-    if set(statuses) == {REPRODUCED}:
-        return REPRODUCED
-    return NOT_REPRODUCED if NOT_REPRODUCED in statuses else INCONCLUSIVE
+    """The kit's rule for a claim of parts (`claims.core.status_of_parts`); no part pooled: not testable."""
+    return status_of_parts(set(statuses), every_part=True) if statuses else NOT_TESTABLE
 
 
 def host_effect(host: str, leaf: Verdict) -> HostEffect | str:

@@ -619,6 +619,18 @@ def repetitions_to_decide(effect: Effect, band: Band) -> tuple[int | None, str]:
     return n, f"about {n} {what} would likely decide it (80% power)"
 
 
+def status_of_parts(statuses: set[str], every_part: bool) -> str:
+    """The rule for a claim of parts: reproduced only when every part is, not reproduced when any part
+    is, not testable when every part is (or, for a compound statement, any part is), else inconclusive."""
+    if statuses == {REPRODUCED}:
+        return REPRODUCED
+    if NOT_REPRODUCED in statuses:
+        return NOT_REPRODUCED
+    if NOT_TESTABLE in statuses and (every_part or statuses == {NOT_TESTABLE}):
+        return NOT_TESTABLE  # a part of a compound statement without records leaves it untestable
+    return INCONCLUSIVE
+
+
 def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Verdict:
     """Several sub-verdicts of one claim: reproduced only when every part is; not reproduced when any part
     is; else inconclusive. Members of a family without comparable records are left out (and named);
@@ -627,15 +639,7 @@ def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Ver
     if not verdicts:
         return Verdict(NOT_TESTABLE, f"no {what}")
     testable = verdicts if every_part else [v for v in verdicts if v.status != NOT_TESTABLE] or verdicts
-    statuses = {v.status for v in testable}
-    if statuses == {REPRODUCED}:
-        status = REPRODUCED
-    elif NOT_REPRODUCED in statuses:
-        status = NOT_REPRODUCED
-    elif NOT_TESTABLE in statuses and (every_part or statuses == {NOT_TESTABLE}):
-        status = NOT_TESTABLE  # a part of a compound statement without records leaves it untestable
-    else:
-        status = INCONCLUSIVE
+    status = status_of_parts({v.status for v in testable}, every_part)
     first = next((v for v in testable if v.status == status), testable[0])
     reason = "; ".join(v.reason for v in verdicts)
     if len(verdicts) > 1:
