@@ -62,8 +62,8 @@ class Choice:
 
 
 def repetitions_of(plan: Plan, store: RunStore) -> int:
-    """Repetitions the run has: the plan's and those added since."""
-    return plan.repetitions + len(store.extensions())
+    """Repetitions the run has: the plan's and those added since (a search's points add none)."""
+    return plan.repetitions + len(store.added_repetitions())
 
 
 def verdicts_of(plan: Plan, records: pd.DataFrame) -> pd.DataFrame:

@@ -24,8 +24,11 @@ def check(records: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
         return pd.DataFrame(columns=["env", "users", "run_id", "repetition", "requests", "largest_gap_pp", "p_value"])
     counts = records[(records["metric"] == "requests") & records["target_share_pct"].notna()]
     host = ["host"] if "host" in counts.columns else []
+    # scaled out, each instance's users drew their own mix
+    instance = ["instance"] if "instance" in counts.columns and counts["instance"].notna().any() else []
+    keys = [*host, "env", "users", "run_id", "repetition", *instance]
     rows = []
-    for key, point in counts.groupby([*host, "env", "users", "run_id", "repetition"], sort=True):
+    for key, point in counts.groupby(keys, sort=True):
         observed = point["value"].to_numpy(dtype=float)
         total = observed.sum()
         target = point["target_share_pct"].to_numpy(dtype=float)
@@ -37,7 +40,7 @@ def check(records: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
         gap = 100 * observed / total - 100 * target / target.sum()
         rows.append(
             {
-                **dict(zip([*host, "env", "users", "run_id", "repetition"], key, strict=True)),
+                **dict(zip(keys, key, strict=True)),
                 "requests": int(total),
                 "largest_gap_pp": float(abs(gap).max()),
                 "p_value": p_value,

@@ -45,14 +45,19 @@ class WorkloadSchema:
 @dataclass(frozen=True)
 class FigureSpec:
     """A figure file: its name, the function of `kitlib.analyse.figures` that draws it ("module.function",
-    records in, Figure out) and the workloads whose records it needs (any of them; () = any record)."""
+    records in, Figure out), the workloads whose records it needs (any of them; () = any record) and the
+    columns it needs."""
 
     name: str
     draw: str
     workloads: tuple[str, ...] = ()
+    #: columns some record must hold a value in (e.g. `instances`, which only a scaled-out run records)
+    requires: tuple[str, ...] = ()
 
     def drawable(self, records: pd.DataFrame) -> bool:
         if records.empty:
+            return False
+        if any(c not in records.columns or records[c].isna().all() for c in self.requires):
             return False
         return not self.workloads or bool(records["workload"].isin(self.workloads).any())
 

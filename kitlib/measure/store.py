@@ -229,20 +229,35 @@ class RunStore:
                 "make the plan on this machine (its run_id then names this machine)"
             )
 
-    # -- repetitions added to a sequential run ---------------------------------------------
+    # -- repetitions and points added to the plan's ------------------------------------------
     def extensions(self) -> list[dict[str, Any]]:
-        """The repetitions added to the plan's by `--until-decided`, in the order they were added: each
-        {repetition, environments, workloads, why}. A resumed run measures them as it does the plan's."""
+        """What was added to the plan's units, in the order it was added: repetitions of `--until-decided`
+        ({repetition, environments, workloads, why}) and points of a search (the same with `points`, the
+        point dicts measured in that repetition). A resumed run measures them as it does the plan's."""
         path = self.root / "extensions.json"
         return list(read_json(path).get("extensions") or []) if path.exists() else []
 
-    def add_extension(self, repetition: int, environments: list[str], workloads: list[str], why: list[str]) -> None:
-        """Record one more repetition of these environments and workloads (written before it runs, so an
-        interrupted run resumes it)."""
+    def added_repetitions(self) -> list[dict[str, Any]]:
+        """The extensions that are whole repetitions (not a search's points)."""
+        return [e for e in self.extensions() if not e.get("points")]
+
+    def add_extension(
+        self,
+        repetition: int,
+        environments: list[str],
+        workloads: list[str],
+        why: list[str],
+        points: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Record one more repetition of these environments and workloads, or with `points` these points
+        in that repetition (written before they run, so an interrupted run resumes them)."""
         found = self.extensions()
-        if any(e["repetition"] == repetition for e in found):
+        if not points and any(e["repetition"] == repetition for e in found if not e.get("points")):
             raise KitError(f"{self.root}: repetition {repetition} was already added")
-        entry = {"repetition": repetition, "environments": environments, "workloads": workloads, "why": why}
+        entry: dict[str, Any] = {"repetition": repetition, "environments": environments, "workloads": workloads}
+        if points:
+            entry["points"] = points
+        entry["why"] = why
         document = {"format_version": FORMAT_VERSION, "extensions": [*found, entry]}
         atomic_write(self.root / "extensions.json", json.dumps(document, indent=2))
 

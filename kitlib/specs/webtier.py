@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kitlib.core.schema import ClosedLoop, FigureSpec, Schema, WorkloadSchema
@@ -38,10 +39,66 @@ THRESHOLDS_MS = {op: 250.0 if op in FREQUENT else 500.0 for op in TABLE1_MIX}
 PHP_CHILDREN = 16
 
 
+def population_verdicts(df: pd.DataFrame) -> pd.DataFrame:
+    """Per environment and population (`users`): whether it passes, the post's pass/fail. A population
+    passes when, in the mean over its runs, every operation's 90th percentile (of every instance, scaled
+    out) lies at or under the
+    operation's threshold (recorded per record as `threshold_ms`, else the post's), and no request of
+    any run failed (a server that answers fast with errors must not pass). Columns env, users,
+    operations_over, errors, passes."""
+    rows = df[df["operation"].isin(list(TABLE1_MIX))]
+    p90 = rows[rows["metric"] == "latency_p90"]
+    limits = dict(THRESHOLDS_MS)
+    if "threshold_ms" in p90.columns:
+        recorded = p90.dropna(subset=["threshold_ms"]).groupby("operation")["threshold_ms"].first()
+        limits.update({str(k): float(v) for k, v in recorded.items()})
+    # scaled out, each instance's operations are judged apart: every one of them must pass
+    keys = ["env", "users", "operation"] + (["instance"] if "instance" in p90.columns else [])
+    means = p90.groupby(keys, dropna=False)["value"].mean().reset_index()
+    means["over"] = means["value"] > means["operation"].map(limits)
+    table = means.groupby(["env", "users"])["over"].sum().astype(int).reset_index(name="operations_over")
+    failed = df[(df["metric"] == "errors") & (df["operation"] == "Aggregated")]
+    errors = failed.groupby(["env", "users"])["value"].sum()
+    table["errors"] = [float(errors.get((e, u), 0.0)) for e, u in zip(table["env"], table["users"], strict=True)]
+    table["passes"] = (table["operations_over"] == 0) & (table["errors"] == 0)
+    return table
+
+
+def peak_of(verdicts: pd.DataFrame) -> int | None:
+    """The peak population of one environment's verdicts: the largest that passes below the smallest that
+    fails (a noisy pass above a failure does not count); None when none passes."""
+    failing = verdicts.loc[~verdicts["passes"], "users"]
+    passing = verdicts.loc[verdicts["passes"], "users"]
+    if len(failing):
+        passing = passing[passing < failing.min()]
+    return int(passing.max()) if len(passing) else None
+
+
+def next_population(verdicts: pd.DataFrame, most: int, resolution_pct: float) -> int | None:
+    """The population the peak search measures next in one environment, or None when it is done: twice
+    the peak while nothing fails (at most `most`), then the middle between the peak and the smallest
+    failing population until that one is within `resolution_pct` above the peak; below the smallest
+    population when even that fails. Never a population already measured, so the search ends."""
+    measured = set(int(u) for u in verdicts["users"])
+    failing = verdicts.loc[~verdicts["passes"], "users"]
+    peak = peak_of(verdicts)
+    if not len(failing):
+        if peak is None or peak >= most:
+            return None
+        wanted = min(2 * peak, most)
+    else:
+        lowest_fail = int(failing.min())
+        floor = peak or 0
+        if peak is not None and lowest_fail <= peak * (1 + resolution_pct / 100.0):
+            return None
+        wanted = (floor + lowest_fail) // 2
+    return wanted if wanted >= 1 and wanted not in measured else None
+
+
 class WebtierParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    users: list[int] = Field(description="concurrent users swept (the post: 1500 per instance)")
+    users: list[int] = Field(description="concurrent users per instance, swept (the post: 1500 per instance)")
     data_users: int = Field(
         1500,
         description="users the data set is generated for (persons 4×, events 2×; the post: 1500); ≤ 1e6",
@@ -69,7 +126,32 @@ class WebtierParams(BaseModel):
     )
     buffer_pool_mb: int = Field(256, description="MariaDB's InnoDB buffer pool (MB)", ge=16, le=4 * 2**20)
     server_cores: int = Field(1, description="CPUs the web and database tiers are pinned to", ge=1, le=1024)
+    instances: int = Field(
+        1,
+        description="application instances, each its own NGINX, PHP-FPM and MariaDB (its own container on "
+        "Docker labels) driven by its own users, all at once (the post scaled out to 8)",
+        ge=1,
+        le=64,
+    )
+    placement: Literal["default", "pinned"] = Field(
+        "default",
+        description="default: every instance on all the server CPUs; pinned: instance i's processes on server "
+        "CPU i (modulo their count)",
+    )
     seed: int = Field(1, description="seed of the data set and of the users' choices", ge=0, le=2**31 - 1)
+    peak_max_users: int = Field(
+        0,
+        description="after the sweep, search each environment's peak population up to this many users "
+        "(doubling while every population passes, then halving the gap to the first that fails); 0: no search",
+        ge=0,
+        le=100_000,
+    )
+    peak_resolution_pct: float = Field(
+        50.0,
+        description="the search stops when the first failing population is within this % above the largest passing one",
+        ge=1,
+        le=100,
+    )
 
     @field_validator("users")
     @classmethod
@@ -119,8 +201,22 @@ SPEC = Spec(
     notebook="experiments/webtier.ipynb",
     params_model=WebtierParams,
     profiles={
-        "quick": {"users": [20, 60], "data_users": 200, "ramp_up_s": 2, "steady_s": 8, "ramp_down_s": 0},
-        "standard": {"users": [50, 150, 400, 800], "data_users": 1500, "ramp_up_s": 30, "steady_s": 120},
+        "quick": {
+            "users": [20, 60],
+            "data_users": 200,
+            "ramp_up_s": 2,
+            "steady_s": 8,
+            "ramp_down_s": 0,
+            "peak_max_users": 480,
+        },
+        "standard": {
+            "users": [50, 150, 400, 800],
+            "data_users": 1500,
+            "ramp_up_s": 30,
+            "steady_s": 120,
+            "peak_max_users": 6400,
+            "peak_resolution_pct": 10.0,
+        },
         "paper": {"users": [1500], "data_users": 1500, "ramp_up_s": 300, "steady_s": 1800, "ramp_down_s": 300},
     },
     default_envs=("native", "docker-host-volume"),
@@ -128,7 +224,7 @@ SPEC = Spec(
         workloads={
             "cloudstone": WorkloadSchema(
                 sweep="users",
-                series=("operation",),
+                series=("operation", "instance"),  # `instance` only where scaled out
                 # the point as a whole: every operation together (Locust's Aggregated row)
                 headline={"operation": "Aggregated"},
                 closed_loop=ClosedLoop(
@@ -136,7 +232,10 @@ SPEC = Spec(
                 ),
             )
         },
-        figures=(FigureSpec("webtier-cloudstone-fig2-3", "webtier.latency_figures"),),
+        figures=(
+            FigureSpec("webtier-cloudstone-fig2-3", "webtier.latency_figures"),
+            FigureSpec("webtier-cloudstone-fig4-5", "webtier.scaleout_figures", requires=("instances",)),
+        ),
         tools=("nginx", "php8.2-fpm", "mariadb-server"),
         client_tools=(),
         claims=(

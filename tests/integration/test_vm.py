@@ -159,3 +159,35 @@ def test_docker_inside_the_guest_serves_the_peer_and_is_never_called_kvm(qemu_tc
     verdict = {c.name: c for c in claims.CLAIMS}["docker_in_vm_costs_latency"].evaluate(result.records)
     assert verdict.status == claims.NOT_TESTABLE and "TCG" in verdict.reason
     assert vm_leftovers(os.getpid()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.vm
+def test_the_web_tier_runs_in_the_guest_and_in_docker_inside_it_labelled_as_emulation(qemu_tcg, isolated_dirs):
+    """The web tier in a TCG guest and in Docker inside one: the application answers the peer's users in
+    both; the post's VM claims stay untestable, an emulator never standing for its hypervisor."""
+    from kitlib.analyse import claims
+
+    plan = kitlib.plan(
+        "webtier",
+        environments=["qemu-tcg", "docker-in-qemu-tcg"],
+        repetitions=1,
+        users=[4],
+        data_users=20,
+        ramp_up_s=1,
+        steady_s=6,
+        think_min_s=0.5,
+        think_max_s=1.0,
+        peak_max_users=0,
+    )
+    result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
+    assert len(result.failures) == 0, result.failures.to_dict("records")
+    records = result.records
+    requests = records[(records["metric"] == "requests") & (records["operation"] == "Aggregated")]
+    assert set(requests["env"]) == {"qemu-tcg", "docker-in-qemu-tcg"} and (requests["value"] > 0).all()
+    errors = records[(records["metric"] == "errors") & (records["operation"] == "Aggregated")]
+    assert (errors["value"] == 0).all(), errors.to_dict("records")
+    for name in ("webtier_vm_slightly_above_native", "webtier_docker_in_vm_no_overhead"):
+        verdict = {c.name: c for c in claims.CLAIMS}[name].evaluate(records)
+        assert verdict.status == claims.NOT_TESTABLE and "emulated" in verdict.reason, verdict.reason
+    assert vm_leftovers(os.getpid()) == []

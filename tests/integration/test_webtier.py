@@ -4,6 +4,8 @@ only, the achieved mix near the target, the figure drawn, nothing left running."
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -21,6 +23,11 @@ ENVS = ["native", "docker-host-volume"]
 def test_quick_notebook_run_measures_every_operation_over_the_steady_window(
     docker_client, root_netns, bench_image, isolated_dirs
 ):
+    """The sweep of 10 and 30 users passes everywhere, so the peak-users search doubles to its limit of 60
+    and stops there by itself; the run resumed afterwards measures nothing again."""
+    import kitlib
+    from kitlib.measure.run.plan_file import load_plan
+
     results, figures = isolated_dirs
     execute(
         paths.notebooks_root() / "experiments" / "webtier.ipynb",
@@ -36,12 +43,18 @@ def test_quick_notebook_run_measures_every_operation_over_the_steady_window(
             "steady_s": 8,
             "think_min_s": 0.2,
             "think_max_s": 0.5,
+            "peak_max_users": 60,
         },
     )
     run_dir = next(results.glob("webtier/*/"))
     assert not (run_dir / "failures.csv").exists()
     records = pd.read_csv(run_dir / "records.csv")
-    assert set(records["env"]) == set(ENVS) and set(records["users"]) == {10, 30}
+    assert set(records["env"]) == set(ENVS) and set(records["users"]) == {10, 30, 60}
+    added = json.loads((run_dir / "extensions.json").read_text())["extensions"]
+    assert sorted(e["environments"][0] for e in added) == sorted(ENVS)
+    assert all(e["points"] == [{"users": 60}] and "peak-users search" in e["why"][0] for e in added)
+    resumed = kitlib.run(load_plan(run_dir / "plan.json"), results_root=results)
+    assert resumed.measured_units == 0 and len(resumed.records) == len(records)
     requests = records[(records["metric"] == "requests") & (records["operation"] != "Aggregated")]
     # every point served the frequent operations; their counts add up to the point's aggregate
     for (env, users), point in requests.groupby(["env", "users"]):
@@ -87,6 +100,7 @@ def test_two_tiers_put_the_database_in_a_second_container_behind_nat(
         steady_s=4,
         think_min_s=0.2,
         think_max_s=0.5,
+        peak_max_users=0,
     )
     result = kitlib.run(plan, results_root=results)
     records = result.records
@@ -95,4 +109,49 @@ def test_two_tiers_put_the_database_in_a_second_container_behind_nat(
     aggregated = records[(records["operation"] == "Aggregated") & (records["metric"].isin(["requests", "errors"]))]
     assert aggregated.set_index("metric")["value"]["requests"] > 0
     assert aggregated.set_index("metric")["value"]["errors"] == 0
+    assert leftovers(docker_client) == []
+
+
+def test_two_instances_pinned_run_at_once_each_with_its_own_users(
+    docker_client, root_netns, bench_image, isolated_dirs
+):
+    """Scaled out to two instances, pinned: on native two applications side by side, on a NAT label each in
+    its own container; each instance's users at once, every record naming its instance, the placement and
+    the containers; Figs. 4–5 drawn; nothing left running."""
+    import kitlib
+    from kitlib.analyse import figures
+
+    results, figures_dir = isolated_dirs
+    plan = kitlib.plan(
+        "webtier",
+        environments=["native", "docker-nat-volume"],
+        repetitions=1,
+        instances=2,
+        placement="pinned",
+        server_cores=2,
+        users=[6],
+        data_users=50,
+        ramp_up_s=1,
+        steady_s=4,
+        think_min_s=0.2,
+        think_max_s=0.5,
+        peak_max_users=0,
+    )
+    result = kitlib.run(plan, results_root=results)
+    assert len(result.failures) == 0, result.failures.to_dict("records")
+    records = result.records
+    requests = records[(records["operation"] == "Aggregated") & (records["metric"] == "requests")]
+    assert sorted(zip(requests["env"], requests["instance"], strict=True)) == [
+        ("docker-nat-volume", 0),
+        ("docker-nat-volume", 1),
+        ("native", 0),
+        ("native", 1),
+    ]
+    assert (requests["value"] > 0).all()
+    errors = records[(records["operation"] == "Aggregated") & (records["metric"] == "errors")]
+    assert (errors["value"] == 0).all()
+    assert set(records["placement"]) == {"pinned"} and set(records["instances"]) == {2}
+    assert records.groupby("env")["containers"].first().to_dict() == {"docker-nat-volume": 2, "native": 0}
+    written = figures.render(records, "webtier", figures_dir, close=True)
+    assert any(name.startswith("webtier-cloudstone-fig4-5-") for name in written), written
     assert leftovers(docker_client) == []

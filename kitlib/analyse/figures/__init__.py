@@ -62,7 +62,9 @@ def draw(records: pd.DataFrame, experiment: str, workload: str | None = None) ->
             if (workload is None or workload in spec.workloads) and spec.drawable(own):
                 module, function = spec.draw.rsplit(".", 1)
                 figure = getattr(importlib.import_module(f"kitlib.analyse.figures.{module}"), function)
-                drawn[file_name(spec.name, host)] = figure(own)
+                made = figure(own)
+                if made is not None:  # the records hold nothing this figure draws (e.g. no scale-out)
+                    drawn[file_name(spec.name, host)] = made
     return drawn
 
 

@@ -98,7 +98,8 @@ def one_host(bars: str) -> Callable:
         def drawn(df: pd.DataFrame, *args, **kwargs):
             host = host_of(df, f"{draw.__module__.rsplit('.', 1)[-1]}.{draw.__name__}")
             fig = draw(df, *args, **kwargs)
-            stamp(fig, df, bars, host)
+            if fig is not None:  # None: nothing of the figure's kind in these records
+                stamp(fig, df, bars, host)
             return fig
 
         return drawn

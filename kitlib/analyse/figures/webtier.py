@@ -1,7 +1,8 @@
-"""The web-tier figures (seed 002, post 3, Figs. 2–3): the mean and 90th-percentile latency of every
+"""The web-tier figures (seed 002, post 3, Figs. 2–5): the mean and 90th-percentile latency of every
 operation per environment against the operation's threshold, at the largest user population every
-environment ran; and the users sweep with the peak population whose every operation meets its
-threshold (Weathervane's "peak users", CloudStone's pass/fail on the 90th percentile)."""
+environment ran, for one instance (Figs. 2–3) and scaled out (Figs. 4–5); and the users sweep with the
+peak population whose every operation meets its threshold (Weathervane's "peak users", CloudStone's
+pass/fail on the 90th percentile)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pandas as pd
 from kitlib import specs
 from kitlib.analyse.figures import hosts
 from kitlib.analyse.figures.style import env_label, env_order, env_style, grouped_bars, legend, readable_log_ticks
-from kitlib.specs.webtier import FREQUENT, TABLE1_MIX, THRESHOLDS_MS
+from kitlib.specs.webtier import FREQUENT, TABLE1_MIX, THRESHOLDS_MS, peak_of, population_verdicts
 
 #: the swept column, as the experiment declares it
 X = specs.schema("webtier").workload("cloudstone").sweep
@@ -26,31 +27,28 @@ def thresholds_of(df: pd.DataFrame) -> dict[str, float]:
 
 
 def peak_users(df: pd.DataFrame) -> pd.DataFrame:
-    """Per environment, the largest user count at which the mean over runs of every operation's p90 lies
-    at or under its threshold, with the count of operations over it at every population."""
-    limits = thresholds_of(df)
-    p90 = df[(df["metric"] == "latency_p90") & df["operation"].isin(OPERATIONS)]
-    means = p90.groupby(["env", X, "operation"])["value"].mean().reset_index()
-    means["over"] = means["value"] > means["operation"].map(limits)
-    table = means.groupby(["env", X])["over"].sum().reset_index(name="operations_over")
-    passing = table[table["operations_over"] == 0].groupby("env")[X].max()
-    table["peak_users"] = table["env"].map(passing)
+    """Per environment and population, the count of operations whose mean p90 over runs is over its
+    threshold, the failed requests, whether it passes, and the environment's peak population: the rule
+    the peak-users search measures by (`kitlib.specs.webtier.population_verdicts`, `peak_of`)."""
+    table = population_verdicts(df)
+    peaks = {env: peak_of(part) for env, part in table.groupby("env")}
+    table["peak_users"] = table["env"].map(peaks)
     return table
 
 
-@hosts.one_host(hosts.SD)
-def latency_figures(df: pd.DataFrame):
-    """Figs. 2–3 of the post: mean and p90 latency per operation (frequent, then the others) at the
-    largest population every environment ran, each operation's threshold drawn over its bars; and the
-    aggregate latency against users with each environment's peak population marked."""
-    import matplotlib.pyplot as plt
+def scaled_out(df: pd.DataFrame) -> pd.Series:
+    """Rows of a scaled-out run (more than one instance); a run of one records no `instances`."""
+    if "instances" not in df.columns:
+        return pd.Series(False, index=df.index)
+    return pd.to_numeric(df["instances"], errors="coerce").fillna(1) > 1
 
-    rows = df[df["operation"].isin(OPERATIONS)]
+
+def _operation_panels(axes, rows: pd.DataFrame, limits: dict[str, float], what: str) -> None:
+    """Mean (top) and p90 (bottom) latency per operation, frequent (left) then the others (right), at the
+    largest population every environment ran, each operation's threshold drawn over its bars."""
     common = set.intersection(*(set(g[X]) for _, g in rows.groupby("env"))) if len(rows) else set()
     users = max(common) if common else None
-    limits = thresholds_of(df)
-    fig, axes = plt.subplots(3, 2, figsize=(13, 12), constrained_layout=True)
-    groups = [("frequent operations (Fig. 2)", list(FREQUENT)), ("less frequent (Fig. 3)", OPERATIONS[4:])]
+    groups = [("frequent operations", list(FREQUENT)), ("less frequent", OPERATIONS[4:])]
     for row, metric, name in ((0, "latency_mean", "mean"), (1, "latency_p90", "90th percentile")):
         for col, (title, ops) in enumerate(groups):
             ax = axes[row, col]
@@ -67,7 +65,24 @@ def latency_figures(df: pd.DataFrame):
             ax.set_yscale("log")
             readable_log_ticks(ax.yaxis)
             ax.legend(fontsize=7, loc="center right")  # clear of the thresholds at the top
-            ax.set_title(f"{name}, {title}, {users} users; dashed: threshold", fontsize=10)
+            ax.set_title(f"{name}, {title} ({what[col]}), {users} users; dashed: threshold", fontsize=10)
+
+
+@hosts.one_host(hosts.SD)
+def latency_figures(df: pd.DataFrame):
+    """Figs. 2–3 of the post, one instance: mean and p90 latency per operation (frequent, then the others)
+    at the largest population every environment ran, each operation's threshold drawn over its bars; and
+    the aggregate latency against users with each environment's peak population marked. None when every
+    run was scaled out (`scaleout_figures` draws those)."""
+    import matplotlib.pyplot as plt
+
+    df = df[~scaled_out(df)]
+    if df.empty:
+        return None
+    rows = df[df["operation"].isin(OPERATIONS)]
+    limits = thresholds_of(df)
+    fig, axes = plt.subplots(3, 2, figsize=(13, 12), constrained_layout=True)
+    _operation_panels(axes, rows, limits, ("Fig. 2", "Fig. 3"))
     sweep = df[(df["operation"] == "Aggregated") & (df["metric"].isin(["latency_mean", "latency_p90"]))]
     peaks = peak_users(df)
     for col, metric in enumerate(("latency_mean", "latency_p90")):
@@ -85,4 +100,27 @@ def latency_figures(df: pd.DataFrame):
         legend(ax, fontsize=7)
     axes[2, 0].set_title("users sweep; peak: the most users with every operation's p90 within its threshold")
     fig.suptitle("Web tier (CloudStone operations): latency per operation against its threshold")
+    return fig
+
+
+@hosts.one_host(hosts.SD)
+def scaleout_figures(df: pd.DataFrame):
+    """Figs. 4–5 of the post, scaled out: mean and p90 latency per operation of every instance (bars: the
+    mean over instances and runs, error bars their sd) at the largest population every environment ran,
+    for the largest instance count measured; None when no run was scaled out."""
+    import matplotlib.pyplot as plt
+
+    df = df[scaled_out(df)]
+    if df.empty:
+        return None
+    most = int(pd.to_numeric(df["instances"]).max())
+    df = df[pd.to_numeric(df["instances"]) == most]
+    placements = ", ".join(sorted(set(df["placement"].dropna().astype(str)))) if "placement" in df.columns else ""
+    rows = df[df["operation"].isin(OPERATIONS)]
+    fig, axes = plt.subplots(2, 2, figsize=(13, 8), constrained_layout=True)
+    _operation_panels(axes, rows, thresholds_of(df), ("Fig. 4", "Fig. 5"))
+    fig.suptitle(
+        f"Web tier scaled out: {most} instances, users per instance, placement {placements or 'default'}; "
+        "bars: mean over instances and runs"
+    )
     return fig

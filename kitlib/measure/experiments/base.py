@@ -81,6 +81,8 @@ class Workload(abc.ABC):
     #: the machine's capacity this workload's figure rests on, probed around each point (`kitlib.measure.capacity`:
     #: "memory" or "cpu"; None: not probed)
     capacity_probe: str | None = None
+    #: what `next_points` searches for, in the words extensions.json gives as the reason for its points
+    search: str = "search"
 
     def __init__(self, params: BaseModel):
         self.params = params
@@ -88,6 +90,16 @@ class Workload(abc.ABC):
     @abc.abstractmethod
     def points(self) -> list[dict[str, Any]]:
         """The sweep: one dict of parameter columns per point."""
+
+    def next_points(self, records: Any, environments: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """Points to measure after the plan's, by environment, judged on the run's records so far (a search,
+        such as the web tier's peak population); the runner measures them in every repetition and asks
+        again until none is left. A search must end: never return a point already measured."""
+        return {}
+
+    def search_note(self) -> str | None:
+        """What `next_points` may add, in words, for a dry run (None: no search)."""
+        return None
 
     def prepare(self, env: Environment, peer: Peer) -> None:  # noqa: B027 - optional hook
         """Once per environment before its points (start a server, load data, warm up)."""

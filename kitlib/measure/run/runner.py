@@ -42,6 +42,9 @@ from kitlib.measure.planning import Plan
 from kitlib.measure.store import RunStore, unit_key
 from kitlib.specs.labels import IMAGE_KINDS
 
+#: search steps a run takes at most, whatever its workloads ask (each step measures every repetition)
+MAX_SEARCH_STEPS = 20
+
 
 @dataclass
 class RunResult:
@@ -72,14 +75,16 @@ class Unit:
 def plan_units(
     plan: Plan, workloads: list[Workload] | None = None, extensions: list[dict[str, Any]] | None = None
 ) -> list[Unit]:
-    """Every unit of the plan in the order it runs (see the module docstring), then those of the
-    repetitions a sequential run added (`RunStore.extensions`), each in an order shuffled from the
-    plan's seed and its repetition, positions continuing the plan's."""
+    """Every unit of the plan in the order it runs (see the module docstring), then those added to it
+    (`RunStore.extensions`: a sequential run's repetitions, a search's points), each in an order shuffled
+    from the plan's seed and its repetition, positions continuing the plan's."""
     workloads = experiments.workloads_of(plan) if workloads is None else workloads
 
-    def block(env: str, rep: int, names: set[str] | None = None) -> list[tuple[Workload, str, dict[str, Any], int]]:
+    def block(
+        env: str, rep: int, names: set[str] | None = None, points: list[dict[str, Any]] | None = None
+    ) -> list[tuple[Workload, str, dict[str, Any], int]]:
         chosen = [w for w in workloads if w.applies_to(env) and (names is None or w.name in names)]
-        return [(w, env, point, rep) for w in chosen for point in w.points()]
+        return [(w, env, point, rep) for w in chosen for point in (w.points() if points is None else points)]
 
     if plan.order == "blocked":
         ordered = [
@@ -95,8 +100,39 @@ def plan_units(
     for added in extensions or []:
         rep, envs = int(added["repetition"]), list(added["environments"])
         random.Random(f"{plan.seed}:{rep}").shuffle(envs)
-        ordered += [u for env in envs for u in block(env, rep, set(added["workloads"]))]
+        ordered += [u for env in envs for u in block(env, rep, set(added["workloads"]), added.get("points"))]
     return [Unit(w, env, point, rep, position) for position, (w, env, point, rep) in enumerate(ordered)]
+
+
+def search_step(plan: Plan, store: RunStore, workloads: list[Workload]) -> int:
+    """One step of the workloads' searches (`Workload.next_points`) on the run's records so far: each point
+    asked for is added to every repetition of its environment (`extensions.json`, with why), interleaved
+    as the plan's repetitions are. A point already in the run is never added again (one that failed in
+    every repetition leaves no records to judge, and asking for it again would never end): the search
+    ends there. Returns the points added (0: every search is done)."""
+    records = store.consolidate()
+    known = {
+        (u.env, u.workload.name, unit_key(u.env, u.point, 0, u.workload.name))
+        for u in plan_units(plan, workloads, store.extensions())
+    }
+    steps = []  # (environment, workload, its new points): each added in every repetition, repetitions outermost
+    for workload in workloads:
+        wanted = workload.next_points(records, [e for e in plan.environments if workload.applies_to(e)])
+        for env, points in wanted.items():
+            new = [p for p in points if (env, workload.name, unit_key(env, p, 0, workload.name)) not in known]
+            if new:
+                steps.append((env, workload, new))
+    for rep in range(plan.repetitions):
+        order = list(steps)  # environments shuffled per repetition, as the plan's are; the same on a resume
+        random.Random(f"{plan.seed}:{rep}:search:{len(store.extensions())}").shuffle(order)
+        for env, workload, new in order:
+            why = [f"{workload.name}: {workload.search} ({'; '.join(_point_text(p) for p in new)})"]
+            store.add_extension(rep, [env], [workload.name], why, points=new)
+    return sum(len(new) for _, _, new in steps)
+
+
+def _point_text(point: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in point.items())
 
 
 def segments(units: list[Unit]) -> list[tuple[str, list[Unit]]]:
@@ -125,6 +161,15 @@ def run_plan(
         todo = store.pending(units)
         if todo:
             _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
+        for _ in range(MAX_SEARCH_STEPS):
+            added = search_step(plan, store, experiment.workloads(plan))
+            if not added:
+                break
+            units = plan_units(plan, experiment.workloads(plan), store.extensions())
+            step = store.pending(units)
+            todo += step
+            if step:
+                _execute(plan, store, step, progress=progress, image=image, base_image=base_image)
     records = store.consolidate()
     failures = store.failures()
     if len(failures):
