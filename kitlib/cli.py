@@ -9,9 +9,9 @@ import time
 import warnings
 from pathlib import Path
 
-from kitlib import adaptive
+from kitlib import adaptive, fleet
 from kitlib.analyse import against, analysis, claims, pooled, stability, tour
-from kitlib.core import paths, signals
+from kitlib.core import naming, paths, signals
 from kitlib.core.errors import KitError, Notice, PlanError
 from kitlib.core.parameters import as_seconds, parse_value
 from kitlib.measure import estimate, experiments, importers, inventory, parsers
@@ -29,7 +29,13 @@ from kitlib.results import bundles, load_records
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    handed_on: list[str] = []
+    if argv[:2] == ["fleet", "run"] and "--" in argv:  # `kit run`'s options, for every host, unread here
+        argv, handed_on = argv[: argv.index("--")], argv[argv.index("--") + 1 :]
     args = parser.parse_args(argv)
+    if getattr(args, "fleet_command", None) == "run":
+        args.run_options = handed_on
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
@@ -274,6 +280,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(func=cmd_verify)
 
+    fleet_parser = sub.add_parser("fleet", help="one plan on every machine of a fleet at once: `kit fleet run`")
+    fleet_sub = fleet_parser.add_subparsers(dest="fleet_command", required=True)
+    fleet_run = fleet_sub.add_parser(
+        "run",
+        help="run an experiment on every host of a fleet file over SSH, each run brought back as a verified bundle",
+        usage="kit fleet run [-h] [-o OUTPUT] [--timeout TIMEOUT] fleet_file experiment [-- KIT_RUN_OPTIONS ...]",
+        epilog="After `--`: the options of `kit run` every host is given, e.g. -- --env native -p clients '[1, 8]'.",
+    )
+    fleet_run.add_argument("fleet_file", help="the fleet (TOML; see `kitlib.fleet`)")
+    fleet_run.add_argument("experiment")
+    fleet_run.add_argument(
+        "-o", "--output", help="folder for the bundles and fleet.json (default: results/fleet/<label>)"
+    )
+    fleet_run.add_argument("--timeout", default="6h", help="time each host's run may take (default 6h)")
+    fleet_run.set_defaults(func=cmd_fleet_run)
+
     merge = sub.add_parser(
         "merge", help="verify a bundle, then add its runs to a results folder (twice changes nothing)"
     )
@@ -422,6 +444,10 @@ def dry_run(plan) -> int:
         f"{len(units)} points ({plan.order} order, seed {plan.seed}), {done} already done, {len(units) - done} to run"
     )
     print(estimate.describe(estimate.estimate(plan, todo), estimate.rates()))
+    for workload in {u.workload.name: u.workload for u in units}.values():
+        note = workload.search_note()
+        if note:
+            print(f"then {note} (not in the estimate: it depends on what is measured)")
     if plan.until_decided is not None:
         _predict(plan)
     return 0
@@ -567,6 +593,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for note in found.notes:
         print(f"  note: {note}")
     return 0
+
+
+def cmd_fleet_run(args: argparse.Namespace) -> int:
+    options = args.run_options
+    experiments.get(args.experiment)  # an unknown experiment is refused before anything connects
+    _parser().parse_args(["run", args.experiment, *fleet.checked_run_options(options)])  # and a bad option
+    machines = fleet.load(args.fleet_file)
+    output = Path(args.output) if args.output else paths.results_root() / "fleet" / naming.new_run_label()
+    outcomes = fleet.run(machines, args.experiment, options, output, timeout_s=as_seconds("timeout", args.timeout))
+    failed = [o for o in outcomes if o.status != "done"]
+    print(f"fleet: {len(outcomes) - len(failed)} of {len(outcomes)} host(s) done; {output / 'fleet.json'}")
+    print("\n".join(fleet.summary_lines(outcomes)))
+    return 1 if failed else 0
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -158,6 +158,7 @@ class NamespaceHost(StartStop):
             f"SetEnv DOCKER_HOST=unix://{self.docker_socket}",
             "MaxSessions 64",
             "MaxStartups 64",
+            "Subsystem sftp internal-sftp",  # as a stock sshd: files copied back over the same connection
         ]
         (self.workdir / "sshd_config").write_text("\n".join(config) + "\n")
 

@@ -13,6 +13,10 @@ from pathlib import Path
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.measure.host import ssh_files
 
+#: seconds between keepalives, and after how long without an answer a host counts as lost
+KEEPALIVE_S = 5
+LOST_AFTER_S = 30.0
+
 
 def connect(target: str, *, key_filename: str | None = None, known_hosts: str | None = None, timeout: float = 15.0):
     """An open fabric Connection to `user@host:port`, refusing unknown host keys."""
@@ -47,7 +51,31 @@ def connect(target: str, *, key_filename: str | None = None, known_hosts: str | 
         raise EnvironmentUnavailable(f"ssh {target}: {exc} (host keys are pinned: add it to known_hosts)") from exc
     except OSError as exc:
         raise EnvironmentUnavailable(f"ssh {target}: cannot connect: {exc}") from exc
+    notice_loss(connection.client.get_transport())
     return connection
+
+
+def notice_loss(transport) -> None:
+    """A host that stops answering (switched off, its network gone) ends the connection after about
+    LOST_AFTER_S instead of the kernel's quarter hour of retransmissions: a keepalive every few seconds
+    gives the link something to acknowledge, and TCP gives up on data unacknowledged that long."""
+    import socket
+
+    if transport is None:
+        return
+    transport.set_keepalive(KEEPALIVE_S)
+    try:
+        transport.sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if hasattr(socket, "TCP_USER_TIMEOUT"):  # Linux
+            transport.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(LOST_AFTER_S * 1000))
+    except (OSError, AttributeError):  # not a TCP socket (a proxy command): the kernel's own timeouts apply
+        pass
+
+
+def alive(connection) -> bool:
+    """Whether the connection's transport still stands (False after the host was lost)."""
+    transport = connection.client.get_transport()
+    return bool(transport and transport.is_active())
 
 
 def run(connection, argv: list[str], timeout: float) -> tuple[int | None, str]:

@@ -1,0 +1,319 @@
+"""`kit fleet run`: one plan on every machine of a fleet at once, each measuring itself, each run coming
+back as a verified bundle.
+
+    # fleet.toml
+    backend = "ssh"                         # the lab's own machines, reached over SSH
+    [ssh]
+    key = "~/.ssh/kit_ed25519"              # private key for every host (optional: the SSH agent's)
+    known_hosts = "~/.ssh/kit_known_hosts"  # host keys are pinned: every host must be in it
+    [[hosts]]
+    name = "lab-a"                          # how outcomes and bundles are named (default: host)
+    host = "10.0.0.2"
+    user = "root"
+    kit = "/opt/kit/.venv/bin/kit"          # the kit on that host (default: `kit` on its PATH)
+    results = "/var/tmp/kit-fleet"          # where its runs are kept there (default: /var/tmp/kit-fleet)
+
+Every host runs `kit run EXPERIMENT --no-notebook [options]` on itself, its own peer included (a fleet
+host is a machine measuring itself, not a system under test of this one), into a folder of its own for
+this fleet run, then `kit bundle`s the run; the bundle is copied back over the same connection and
+verified here (`kitlib.results.bundles.verify`). Hosts run at once, one thread each; a host that fails,
+overruns or is lost is named with its reason and never stops the others. Whatever ends the connection
+(this process stopped, the network lost) stops the host's run with SIGTERM, so that it cleans up after
+itself: nothing is left running there. Every string reaches the remote shell quoted.
+
+Slurm is the other backend the fleet file may name; it is refused until it is built.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import tomllib
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from kitlib.core import naming
+from kitlib.core.errors import EnvironmentUnavailable, KitError, PlanError
+from kitlib.measure import inventory
+from kitlib.measure.host import ssh
+from kitlib.results import bundles
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+_REMOTE_PATH = re.compile(r"/[A-Za-z0-9._+/-]*")
+#: options of `kit run` a fleet decides itself: each host measures itself, with its own peer
+FLEET_DECIDES = ("--sut-host", "--peer-host", "--hosts", "--sut-address", "--no-notebook")
+#: how long a host may take to bundle its run and how long copying it back may take
+BUNDLE_TIMEOUT_S = 600.0
+#: the remote wrapper: the kit in the background, stopped with SIGTERM when the connection's input
+#: ends (the controller gone or the link lost); its exit status is the kit's
+WATCHED = (
+    'exec 3<&0; "$@" </dev/null & pid=$!; '
+    '( cat <&3 >/dev/null 2>&1; kill -TERM "$pid" 2>/dev/null ) >/dev/null 2>&1 & watcher=$!; '
+    'exec 3<&-; wait "$pid"; code=$?; kill "$watcher" 2>/dev/null; exit "$code"'
+)
+
+
+def _remote_path(value: str) -> str:
+    if not isinstance(value, str) or not _REMOTE_PATH.fullmatch(value) or "//" in value or "/../" in f"{value}/":
+        raise ValueError("must be an absolute path of letters, digits and `. _ + / -` (no `..`)")
+    return value
+
+
+class FleetHost(inventory.Machine):
+    """One machine of the fleet, reached over SSH, running the kit installed there."""
+
+    name: str | None = Field(None, description="how outcomes and bundles are named (default: the host)")
+    kit: str = Field("kit", description="the kit command on that host: `kit` on its PATH or an absolute path")
+    results: str = Field("/var/tmp/kit-fleet", description="folder its fleet runs are kept in, there")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        if value is not None and not _NAME.fullmatch(value):
+            raise ValueError("must be letters, digits, `.`, `_` and `-` (at most 63), starting with a letter or digit")
+        return value
+
+    @field_validator("kit")
+    @classmethod
+    def _kit(cls, value: str) -> str:
+        return value if value == "kit" else _remote_path(value)
+
+    _results = field_validator("results")(classmethod(lambda cls, value: _remote_path(value)))
+
+    @property
+    def label(self) -> str:
+        return self.name or self.host
+
+
+class Fleet(BaseModel):
+    """The machines of a fleet run and how they are reached."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["ssh", "slurm"] = "ssh"
+    ssh: inventory.SshSettings
+    hosts: list[FleetHost] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> Fleet:
+        labels = [h.label for h in self.hosts]
+        twice = sorted({label for label in labels if labels.count(label) > 1})
+        if twice:
+            raise ValueError(f"every host needs a name of its own; named twice: {twice}")
+        return self
+
+
+def load(path: str | Path) -> Fleet:
+    """A validated fleet file, or PlanError naming the file, the key and what is wrong."""
+    path = Path(path).expanduser()
+    try:
+        document = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise PlanError(f"fleet: cannot read {path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PlanError(f"fleet: {path} is not valid TOML: {exc}") from None
+    try:
+        fleet = Fleet.model_validate(document)
+    except ValidationError as error:
+        lines = []
+        for item in error.errors():
+            where = ".".join(str(part) for part in item["loc"]) or "fleet"
+            given = f" (given: {item['input']!r})" if item["type"] not in ("missing", "value_error") else ""
+            lines.append(f"  {where}: {item['msg'].removeprefix('Value error, ')}{given}")
+        raise PlanError(f"fleet: invalid fleet file {path}:\n" + "\n".join(lines)) from None
+    if fleet.backend == "slurm":
+        raise PlanError(f'fleet: {path}: the Slurm backend is not built yet; use backend = "ssh"')
+    base = path.parent
+    settings = fleet.ssh.model_copy(
+        update={
+            "key": (base / Path(fleet.ssh.key).expanduser()) if fleet.ssh.key else None,
+            "known_hosts": base / Path(fleet.ssh.known_hosts).expanduser(),
+        }
+    )
+    for name, found in (("ssh.key", settings.key), ("ssh.known_hosts", settings.known_hosts)):
+        if found is not None and not Path(found).is_file():
+            raise PlanError(f"fleet: {path}: {name} {found} does not exist")
+    return fleet.model_copy(update={"ssh": settings})
+
+
+def checked_run_options(options: list[str]) -> list[str]:
+    """`kit run` options every host is given, refused here when the fleet decides them itself."""
+    for option in options:
+        if option.split("=", 1)[0] in FLEET_DECIDES:
+            raise PlanError(f"fleet: {option.split('=', 1)[0]} is the fleet's to decide (each host measures itself)")
+    return list(options)
+
+
+@dataclass
+class Outcome:
+    """What became of one host's part of the fleet run."""
+
+    host: str
+    target: str
+    status: str = "pending"  # done | failed
+    reason: str = ""
+    bundle: Path | None = None
+    runs: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "target": self.target,
+            "status": self.status,
+            "reason": self.reason,
+            "bundle": str(self.bundle) if self.bundle else None,
+            "runs": self.runs,
+            "seconds": round(self.seconds, 1),
+        }
+
+
+class _Connections:
+    """The fleet's open connections, so that a stop here closes them all (their runs then stop too)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: list[Any] = []
+
+    def add(self, connection: Any) -> None:
+        with self._lock:
+            self._open.append(connection)
+
+    def close_all(self) -> None:
+        with self._lock:
+            found, self._open = self._open, []
+        for connection in found:
+            try:
+                connection.close()
+            except Exception:  # already closed by its own thread
+                pass
+
+
+def run(
+    fleet: Fleet,
+    experiment: str,
+    options: list[str],
+    output: Path,
+    *,
+    timeout_s: float = 6 * 3600.0,
+    say: Callable[[str], None] = print,
+) -> list[Outcome]:
+    """Run `kit run EXPERIMENT --no-notebook OPTIONS` on every host at once; bring each run back as a
+    bundle under `output` (`<host>.tar.gz`, verified). Returns every host's outcome, in the fleet's order."""
+    options = checked_run_options(options)
+    output.mkdir(parents=True, exist_ok=True)
+    label = naming.new_run_label()
+    outcomes = [Outcome(h.label, h.target) for h in fleet.hosts]
+    connections = _Connections()
+    pool = ThreadPoolExecutor(max_workers=len(fleet.hosts), thread_name_prefix="fleet")
+    try:
+        futures = [
+            pool.submit(
+                _host_run, fleet, host, outcome, experiment, options, output, label, timeout_s, say, connections
+            )
+            for host, outcome in zip(fleet.hosts, outcomes, strict=True)
+        ]
+        for future in futures:
+            future.result()
+    except BaseException:
+        connections.close_all()  # each host's run sees its input end and stops itself
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    record = {"experiment": experiment, "options": options, "label": label, "hosts": [o.as_dict() for o in outcomes]}
+    (output / "fleet.json").write_text(json.dumps(record, indent=2) + "\n")
+    return outcomes
+
+
+def _host_run(
+    fleet: Fleet,
+    host: FleetHost,
+    outcome: Outcome,
+    experiment: str,
+    options: list[str],
+    output: Path,
+    label: str,
+    timeout_s: float,
+    say: Callable[[str], None],
+    connections: _Connections,
+) -> None:
+    """One host's part; every failure ends in its outcome, never in another host's."""
+    begun = time.monotonic()
+    try:
+        _measure_and_fetch(fleet, host, outcome, experiment, options, output, label, timeout_s, say, connections)
+        outcome.status = "done"
+        say(f"{host.label}: done in {time.monotonic() - begun:.0f} s: {', '.join(outcome.runs)} -> {outcome.bundle}")
+    except (KitError, OSError, EOFError) as exc:
+        outcome.status, outcome.reason = "failed", _one_line(str(exc))
+        say(f"{host.label}: FAILED: {outcome.reason}")
+    except Exception as exc:  # paramiko's and invoke's own errors: a lost host, whatever the library says
+        outcome.status, outcome.reason = "failed", _one_line(f"{type(exc).__name__}: {exc}")
+        say(f"{host.label}: FAILED: {outcome.reason}")
+    finally:
+        outcome.seconds = time.monotonic() - begun
+
+
+def _measure_and_fetch(
+    fleet: Fleet,
+    host: FleetHost,
+    outcome: Outcome,
+    experiment: str,
+    options: list[str],
+    output: Path,
+    label: str,
+    timeout_s: float,
+    say: Callable[[str], None],
+    connections: _Connections,
+) -> None:
+    key = str(fleet.ssh.key) if fleet.ssh.key else None
+    connection = ssh.connect(host.target, key_filename=key, known_hosts=str(fleet.ssh.known_hosts))
+    connections.add(connection)
+    try:
+        folder = f"{host.results}/{label}"
+        say(f"{host.label}: running {experiment} into {folder}")
+        argv = ["env", f"KIT_RESULTS={folder}", host.kit, "run", experiment, "--no-notebook", *options]
+        code, said = ssh.run(connection, ["sh", "-c", WATCHED, "sh", *argv], timeout_s)
+        if not ssh.alive(connection):
+            lost = f"lost the connection during kit run (no answer for {ssh.LOST_AFTER_S:.0f} s)"
+            raise EnvironmentUnavailable(f"{lost}: {_tail(said) or 'no output'}")
+        if code is None:
+            raise EnvironmentUnavailable(f"kit run overran {timeout_s:.0f} s (stopped): {_tail(said)}")
+        if code != 0:
+            raise EnvironmentUnavailable(f"kit run exited {code}: {_tail(said)}")
+        remote_bundle = f"{folder}/{host.label}.tar.gz"
+        bundled = [host.kit, "bundle", f"{folder}/{experiment}", "-o", remote_bundle]
+        code, said = ssh.run(connection, bundled, BUNDLE_TIMEOUT_S)
+        if code != 0:
+            raise EnvironmentUnavailable(f"kit bundle exited {code}: {_tail(said)}")
+        local = output / f"{host.label}.tar.gz"
+        connection.get(remote_bundle, local=str(local))
+        found = bundles.verify(local)
+        outcome.bundle, outcome.runs = local, [f"{e}/{r}" for e, r in found.runs]
+    finally:
+        connection.close()
+
+
+def _tail(text: str, lines: int = 6) -> str:
+    return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:] if line.strip())
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:600]
+
+
+def summary_lines(outcomes: list[Outcome]) -> list[str]:
+    """One line per host for the terminal: done with its bundle, or failed with its reason."""
+    lines = []
+    for o in outcomes:
+        if o.status == "done":
+            lines.append(f"  {o.host:<16} done    {o.seconds:6.0f} s  {o.bundle} ({', '.join(o.runs)})")
+        else:
+            lines.append(f"  {o.host:<16} FAILED  {o.seconds:6.0f} s  {o.reason}")
+    return lines
