@@ -29,10 +29,17 @@ def thresholds_of(df: pd.DataFrame) -> dict[str, float]:
 def peak_users(df: pd.DataFrame) -> pd.DataFrame:
     """Per environment and population, the count of operations whose mean p90 over runs is over its
     threshold, the failed requests, whether it passes, and the environment's peak population: the rule
-    the peak-users search measures by (`kitlib.specs.webtier.population_verdicts`, `peak_of`)."""
+    the peak-users search measures by (`kitlib.specs.webtier.population_verdicts`, `peak_of`); with
+    `peak_at_limit` where the peak is the search's limit (every population passed: a lower bound)."""
     table = population_verdicts(df)
     peaks = {env: peak_of(part) for env, part in table.groupby("env")}
     table["peak_users"] = table["env"].map(peaks)
+    # a peak at the search's limit is a lower bound: the machine was not driven to a failure
+    limits = df.groupby("env")["peak_max_users"].max() if "peak_max_users" in df.columns else pd.Series(dtype=float)
+    table["peak_at_limit"] = [
+        bool(pd.notna(peak) and env in limits.index and pd.notna(limits[env]) and peak >= limits[env])
+        for env, peak in zip(table["env"], table["peak_users"], strict=True)
+    ]
     return table
 
 
@@ -64,7 +71,8 @@ def _operation_panels(axes, rows: pd.DataFrame, limits: dict[str, float], what: 
             # a log axis: milliseconds of a small machine and the 250/500 ms thresholds both readable
             ax.set_yscale("log")
             readable_log_ticks(ax.yaxis)
-            ax.legend(fontsize=7, loc="center right")  # clear of the thresholds at the top
+            ax.set_ylim(top=3 * max(limits[op] for op in present))  # room above the thresholds for the legend
+            ax.legend(fontsize=7, loc="upper right", ncol=len(set(chosen["env"])))
             ax.set_title(f"{name}, {title} ({what[col]}), {users} users; dashed: threshold", fontsize=10)
 
 
@@ -90,15 +98,22 @@ def latency_figures(df: pd.DataFrame):
         table = sweep[sweep["metric"] == metric].groupby(["env", X])["value"].agg(["mean", "std"]).reset_index()
         for env in env_order(table):
             own = table[table["env"] == env]
-            peak = peaks[peaks["env"] == env]["peak_users"].dropna()
-            label = env_label(env) + (f" (peak {int(peak.iloc[0])} users)" if len(peak) else " (no population passes)")
+            own_peaks = peaks[(peaks["env"] == env) & peaks["peak_users"].notna()]
+            if own_peaks.empty:
+                label = env_label(env) + " (no population passes)"
+            elif own_peaks["peak_at_limit"].iloc[0]:
+                label = env_label(env) + f" (peak ≥ {int(own_peaks['peak_users'].iloc[0])} users: the search's limit)"
+            else:
+                label = env_label(env) + f" (peak {int(own_peaks['peak_users'].iloc[0])} users)"
             ax.errorbar(own[X], own["mean"], yerr=own["std"], capsize=3, label=label, **env_style(env))
         ax.set_xlabel("users")
         ax.set_ylabel(f"{'mean' if metric == 'latency_mean' else '90th percentile'} latency, all operations (ms)")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         legend(ax, fontsize=7)
-    axes[2, 0].set_title("users sweep; peak: the most users with every operation's p90 within its threshold")
+    axes[2, 0].set_title(
+        "users sweep; peak: the most users with every operation's p90 within its threshold", fontsize=10
+    )
     fig.suptitle("Web tier (CloudStone operations): latency per operation against its threshold")
     return fig
 

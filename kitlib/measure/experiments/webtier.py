@@ -307,6 +307,8 @@ class CloudstoneWorkload(Workload):
             "tiers": p.tiers,
             "db_apart": self.apart,
         }
+        if p.peak_max_users:  # the search's limit: a peak there says "at least"
+            found["peak_max_users"] = p.peak_max_users
         if p.instances > 1:  # a run of one instance records none of this (`figures.webtier.scaled_out`)
             found["instances"] = p.instances
             found["containers"] = self.containers
