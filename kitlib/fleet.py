@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import tomllib
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kitlib.core import naming
 from kitlib.core.errors import EnvironmentUnavailable, KitError, PlanError
@@ -113,21 +112,7 @@ class Fleet(BaseModel):
 def load(path: str | Path) -> Fleet:
     """A validated fleet file, or PlanError naming the file, the key and what is wrong."""
     path = Path(path).expanduser()
-    try:
-        document = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise PlanError(f"fleet: cannot read {path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"fleet: {path} is not valid TOML: {exc}") from None
-    try:
-        fleet = Fleet.model_validate(document)
-    except ValidationError as error:
-        lines = []
-        for item in error.errors():
-            where = ".".join(str(part) for part in item["loc"]) or "fleet"
-            given = f" (given: {item['input']!r})" if item["type"] not in ("missing", "value_error") else ""
-            lines.append(f"  {where}: {item['msg'].removeprefix('Value error, ')}{given}")
-        raise PlanError(f"fleet: invalid fleet file {path}:\n" + "\n".join(lines)) from None
+    fleet = inventory.read_model(path, Fleet, "fleet", "fleet file")
     if fleet.backend == "slurm":
         raise PlanError(f'fleet: {path}: the Slurm backend is not built yet; use backend = "ssh"')
     base = path.parent
@@ -214,13 +199,11 @@ def run(
     connections = _Connections()
     pool = ThreadPoolExecutor(max_workers=len(fleet.hosts), thread_name_prefix="fleet")
     try:
-        futures = [
-            pool.submit(
-                _host_run, fleet, host, outcome, experiment, options, output, label, timeout_s, say, connections
-            )
+        jobs = [
+            _Job(fleet, host, outcome, experiment, options, output, label, timeout_s, say, connections)
             for host, outcome in zip(fleet.hosts, outcomes, strict=True)
         ]
-        for future in futures:
+        for future in [pool.submit(job.run) for job in jobs]:
             future.result()
     except BaseException:
         connections.close_all()  # each host's run sees its input end and stops itself
@@ -232,72 +215,67 @@ def run(
     return outcomes
 
 
-def _host_run(
-    fleet: Fleet,
-    host: FleetHost,
-    outcome: Outcome,
-    experiment: str,
-    options: list[str],
-    output: Path,
-    label: str,
-    timeout_s: float,
-    say: Callable[[str], None],
-    connections: _Connections,
-) -> None:
-    """One host's part; every failure ends in its outcome, never in another host's."""
-    begun = time.monotonic()
-    try:
-        _measure_and_fetch(fleet, host, outcome, experiment, options, output, label, timeout_s, say, connections)
-        outcome.status = "done"
-        say(f"{host.label}: done in {time.monotonic() - begun:.0f} s: {', '.join(outcome.runs)} -> {outcome.bundle}")
-    except (KitError, OSError, EOFError) as exc:
-        outcome.status, outcome.reason = "failed", _one_line(str(exc))
-        say(f"{host.label}: FAILED: {outcome.reason}")
-    except Exception as exc:  # paramiko's and invoke's own errors: a lost host, whatever the library says
-        outcome.status, outcome.reason = "failed", _one_line(f"{type(exc).__name__}: {exc}")
-        say(f"{host.label}: FAILED: {outcome.reason}")
-    finally:
-        outcome.seconds = time.monotonic() - begun
+@dataclass
+class _Job:
+    """One host's part of a fleet run; every failure ends in its outcome, never in another host's."""
 
+    fleet: Fleet
+    host: FleetHost
+    outcome: Outcome
+    experiment: str
+    options: list[str]
+    output: Path
+    label: str
+    timeout_s: float
+    say: Callable[[str], None]
+    connections: _Connections
 
-def _measure_and_fetch(
-    fleet: Fleet,
-    host: FleetHost,
-    outcome: Outcome,
-    experiment: str,
-    options: list[str],
-    output: Path,
-    label: str,
-    timeout_s: float,
-    say: Callable[[str], None],
-    connections: _Connections,
-) -> None:
-    key = str(fleet.ssh.key) if fleet.ssh.key else None
-    connection = ssh.connect(host.target, key_filename=key, known_hosts=str(fleet.ssh.known_hosts))
-    connections.add(connection)
-    try:
-        folder = f"{host.results}/{label}"
-        say(f"{host.label}: running {experiment} into {folder}")
-        argv = ["env", f"KIT_RESULTS={folder}", host.kit, "run", experiment, "--no-notebook", *options]
-        code, said = ssh.run(connection, ["sh", "-c", WATCHED, "sh", *argv], timeout_s)
-        if not ssh.alive(connection):
-            lost = f"lost the connection during kit run (no answer for {ssh.LOST_AFTER_S:.0f} s)"
-            raise EnvironmentUnavailable(f"{lost}: {_tail(said) or 'no output'}")
-        if code is None:
-            raise EnvironmentUnavailable(f"kit run overran {timeout_s:.0f} s (stopped): {_tail(said)}")
-        if code != 0:
-            raise EnvironmentUnavailable(f"kit run exited {code}: {_tail(said)}")
-        remote_bundle = f"{folder}/{host.label}.tar.gz"
-        bundled = [host.kit, "bundle", f"{folder}/{experiment}", "-o", remote_bundle]
-        code, said = ssh.run(connection, bundled, BUNDLE_TIMEOUT_S)
-        if code != 0:
-            raise EnvironmentUnavailable(f"kit bundle exited {code}: {_tail(said)}")
-        local = output / f"{host.label}.tar.gz"
-        connection.get(remote_bundle, local=str(local))
-        found = bundles.verify(local)
-        outcome.bundle, outcome.runs = local, [f"{e}/{r}" for e, r in found.runs]
-    finally:
-        connection.close()
+    def run(self) -> None:
+        host, outcome, say = self.host, self.outcome, self.say
+        begun = time.monotonic()
+        try:
+            self._measure_and_fetch()
+            outcome.status = "done"
+            say(
+                f"{host.label}: done in {time.monotonic() - begun:.0f} s: {', '.join(outcome.runs)} -> {outcome.bundle}"
+            )
+        except (KitError, OSError, EOFError) as exc:
+            outcome.status, outcome.reason = "failed", _one_line(str(exc))
+            say(f"{host.label}: FAILED: {outcome.reason}")
+        except Exception as exc:  # paramiko's and invoke's own errors: a lost host, whatever the library says
+            outcome.status, outcome.reason = "failed", _one_line(f"{type(exc).__name__}: {exc}")
+            say(f"{host.label}: FAILED: {outcome.reason}")
+        finally:
+            outcome.seconds = time.monotonic() - begun
+
+    def _measure_and_fetch(self) -> None:
+        fleet, host, outcome, experiment, label = self.fleet, self.host, self.outcome, self.experiment, self.label
+        key = str(fleet.ssh.key) if fleet.ssh.key else None
+        connection = ssh.connect(host.target, key_filename=key, known_hosts=str(fleet.ssh.known_hosts))
+        self.connections.add(connection)
+        try:
+            folder = f"{host.results}/{label}"
+            self.say(f"{host.label}: running {experiment} into {folder}")
+            argv = ["env", f"KIT_RESULTS={folder}", host.kit, "run", experiment, "--no-notebook", *self.options]
+            code, said = ssh.run(connection, ["sh", "-c", WATCHED, "sh", *argv], self.timeout_s)
+            if not ssh.alive(connection):
+                lost = f"lost the connection during kit run (no answer for {ssh.LOST_AFTER_S:.0f} s)"
+                raise EnvironmentUnavailable(f"{lost}: {_tail(said) or 'no output'}")
+            if code is None:
+                raise EnvironmentUnavailable(f"kit run overran {self.timeout_s:.0f} s (stopped): {_tail(said)}")
+            if code != 0:
+                raise EnvironmentUnavailable(f"kit run exited {code}: {_tail(said)}")
+            remote_bundle = f"{folder}/{host.label}.tar.gz"
+            bundled = [host.kit, "bundle", f"{folder}/{experiment}", "-o", remote_bundle]
+            code, said = ssh.run(connection, bundled, BUNDLE_TIMEOUT_S)
+            if code != 0:
+                raise EnvironmentUnavailable(f"kit bundle exited {code}: {_tail(said)}")
+            local = self.output / f"{host.label}.tar.gz"
+            connection.get(remote_bundle, local=str(local))
+            found = bundles.verify(local)
+            outcome.bundle, outcome.runs = local, [f"{e}/{r}" for e, r in found.runs]
+        finally:
+            connection.close()
 
 
 def _tail(text: str, lines: int = 6) -> str:

@@ -25,13 +25,15 @@ hosts="study.toml")` and `kit hosts check study.toml` read it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import tomllib
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kitlib.core import hostnames
 from kitlib.core.errors import PlanError
+
+Model = TypeVar("Model", bound=BaseModel)
 
 
 class SshSettings(BaseModel):
@@ -116,22 +118,27 @@ class Inventory(BaseModel):
 def load(path: str | Path) -> Inventory:
     """A validated inventory, or PlanError naming the file, the key and what is wrong."""
     path = Path(path).expanduser()
+    return _resolved(read_model(path, Inventory, "hosts", "inventory"), path)
+
+
+def read_model(path: Path, model: type[Model], prefix: str, kind: str) -> Model:
+    """A TOML file validated as `model`, or PlanError (`prefix: …`) naming the file, every key that is
+    wrong, what is wrong with it and the value given (the inventory's and the fleet file's reader)."""
     try:
         document = tomllib.loads(path.read_text())
     except OSError as exc:
-        raise PlanError(f"hosts: cannot read the inventory {path}: {exc.strerror or exc}") from None
+        raise PlanError(f"{prefix}: cannot read the {kind} {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise PlanError(f"hosts: {path} is not valid TOML: {exc}") from None
+        raise PlanError(f"{prefix}: {path} is not valid TOML: {exc}") from None
     try:
-        inventory = Inventory.model_validate(document)
+        return model.model_validate(document)
     except ValidationError as error:
         lines = []
         for item in error.errors():
-            where = ".".join(str(part) for part in item["loc"]) or "inventory"
+            where = ".".join(str(part) for part in item["loc"]) or kind
             given = f" (given: {item['input']!r})" if item["type"] != "missing" else ""
             lines.append(f"  {where}: {item['msg'].removeprefix('Value error, ')}{given}")
-        raise PlanError(f"hosts: invalid inventory {path}:\n" + "\n".join(lines)) from None
-    return _resolved(inventory, path)
+        raise PlanError(f"{prefix}: invalid {kind} {path}:\n" + "\n".join(lines)) from None
 
 
 def _resolved(inventory: Inventory, path: Path) -> Inventory:
