@@ -169,7 +169,8 @@ def run_plan(
             step = store.pending(units)
             todo += step
             if step:
-                _execute(plan, store, step, progress=progress, image=image, base_image=base_image)
+                what = ", ".join(sorted({u.workload.search for u in step}))
+                _execute(plan, store, step, progress=progress, image=image, base_image=base_image, what=what)
     records = store.consolidate()
     failures = store.failures()
     if len(failures):
@@ -192,10 +193,18 @@ def _guarded(store: RunStore):
 
 
 def _execute(
-    plan: Plan, store: RunStore, todo: list[Unit], *, progress: bool, image: str | None, base_image: str
+    plan: Plan,
+    store: RunStore,
+    todo: list[Unit],
+    *,
+    progress: bool,
+    image: str | None,
+    base_image: str,
+    what: str = "",
 ) -> None:
     session = provenance.Session.begin(naming.new_run_label(), plan.model_dump(mode="json"))
-    bar = tqdm(total=len(todo), desc=f"{plan.experiment} ({plan.profile})", unit="point", disable=not progress)
+    desc = f"{plan.experiment} ({plan.profile})" + (f": {what}" if what else "")
+    bar = tqdm(total=len(todo), desc=desc, unit="point", disable=not progress)
     sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
     ports = free_ports(max(u.workload.ports_needed for u in todo))
     layout = cpus.split(sut_cores, ports)
