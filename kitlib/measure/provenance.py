@@ -219,7 +219,12 @@ def describe_mismatch(item: dict[str, Any]) -> str:
     by_version: dict[str, list[str]] = {}
     for env, version in item["versions"].items():
         by_version.setdefault(version, []).append(env)
-    parts = [f"{v} ({envs[0]}{f', {len(envs) - 1} more' if len(envs) > 1 else ''})" for v, envs in by_version.items()]
+    # in one order whatever the order the environments ran in: the same difference reads the same in every
+    # session of a run (a search's steps), so a notebook shows it once
+    parts = [
+        f"{v} ({sorted(envs)[0]}{f', {len(envs) - 1} more' if len(envs) > 1 else ''})"
+        for v, envs in sorted(by_version.items())
+    ]
     return f"{item['package']} differs between environments: " + " vs ".join(parts)
 
 
