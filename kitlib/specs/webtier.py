@@ -39,6 +39,14 @@ THRESHOLDS_MS = {op: 250.0 if op in FREQUENT else 500.0 for op in TABLE1_MIX}
 PHP_CHILDREN = 16
 
 
+def thresholds_of(df: pd.DataFrame) -> dict[str, float]:
+    """Each operation's threshold as the runs recorded it (`threshold_ms` per record), else the post's."""
+    if "threshold_ms" not in df.columns:
+        return dict(THRESHOLDS_MS)
+    recorded = df.dropna(subset=["threshold_ms"]).groupby("operation")["threshold_ms"].first()
+    return {**THRESHOLDS_MS, **{str(k): float(v) for k, v in recorded.items()}}
+
+
 def population_verdicts(df: pd.DataFrame) -> pd.DataFrame:
     """Per environment and population (`users`): whether it passes, the post's pass/fail. A population
     passes when, in the mean over its runs, every operation's 90th percentile (of every instance, scaled
@@ -48,10 +56,7 @@ def population_verdicts(df: pd.DataFrame) -> pd.DataFrame:
     operations_over, errors, passes."""
     rows = df[df["operation"].isin(list(TABLE1_MIX))]
     p90 = rows[rows["metric"] == "latency_p90"]
-    limits = dict(THRESHOLDS_MS)
-    if "threshold_ms" in p90.columns:
-        recorded = p90.dropna(subset=["threshold_ms"]).groupby("operation")["threshold_ms"].first()
-        limits.update({str(k): float(v) for k, v in recorded.items()})
+    limits = thresholds_of(df)
     # scaled out, each instance's operations are judged apart: every one of them must pass
     keys = ["env", "users", "operation"] + (["instance"] if "instance" in p90.columns else [])
     means = p90.groupby(keys, dropna=False)["value"].mean().reset_index()

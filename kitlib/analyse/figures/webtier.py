@@ -11,19 +11,11 @@ import pandas as pd
 from kitlib import specs
 from kitlib.analyse.figures import hosts
 from kitlib.analyse.figures.style import env_label, env_order, env_style, grouped_bars, legend, readable_log_ticks
-from kitlib.specs.webtier import FREQUENT, TABLE1_MIX, THRESHOLDS_MS, peak_of, population_verdicts
+from kitlib.specs.webtier import FREQUENT, TABLE1_MIX, peak_of, population_verdicts, thresholds_of
 
 #: the swept column, as the experiment declares it
 X = specs.schema("webtier").workload("cloudstone").sweep
 OPERATIONS = list(TABLE1_MIX)
-
-
-def thresholds_of(df: pd.DataFrame) -> dict[str, float]:
-    """Each operation's threshold as the runs recorded it (`threshold_ms` per record), else the post's."""
-    if "threshold_ms" not in df.columns:
-        return dict(THRESHOLDS_MS)
-    recorded = df.dropna(subset=["threshold_ms"]).groupby("operation")["threshold_ms"].first()
-    return {**THRESHOLDS_MS, **{str(k): float(v) for k, v in recorded.items()}}
 
 
 def peak_users(df: pd.DataFrame) -> pd.DataFrame:

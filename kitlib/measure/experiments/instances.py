@@ -17,6 +17,12 @@ def homes(env: Environment, ports: Sequence[int]) -> list[Environment]:
     return [env if i == 0 else (env.companion(i, [port]) or env) for i, port in enumerate(ports)]
 
 
+def sut_cpus(env: Environment) -> list[int]:
+    """The CPUs instances are placed on: the layout's, or on a remote SUT (whose CPUs are not in the
+    layout) every CPU its environment sees."""
+    return list(env.layout.sut_cpus) or list(range(int(env.run(["nproc"], timeout=30).output.split()[-1])))
+
+
 def containers(env: Environment, places: Sequence[Environment]) -> int:
     """How many containers the instances run in (0 where the environment is not Docker)."""
     return len({id(home) for home in places}) if env.kind == "docker" else 0

@@ -59,8 +59,7 @@ class ScaleoutOltpWorkload(instances.ScaledOutWorkload):
                 f"{env.label}: the OLTP scale-out runs on native and Docker labels only for now "
                 f"(one guest per instance is not built yet); got kind {env.kind!r}"
             )
-        # a remote SUT's CPUs are not in the layout: every CPU its environment sees
-        self.cpus = list(env.layout.sut_cpus) or list(range(int(env.run(["nproc"], timeout=30).output.split()[-1])))
+        self.cpus = instances.sut_cpus(env)
         self.targets, self.pids = [], []
         ports = env.layout.ports[: p.instances]
         self.homes = instances.homes(env, ports)

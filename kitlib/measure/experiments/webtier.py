@@ -115,8 +115,7 @@ class CloudstoneWorkload(Workload):
         absent = env.run(["sh", "-c", needed, "sh", *PROGRAMS], timeout=30, check=False).output.split()
         if absent:
             raise EnvironmentUnavailable(f"{env.label}: the web tier needs {', '.join(absent)} ({PACKAGES})")
-        # a remote SUT's CPUs are not in the layout: every CPU its environment sees
-        self.cpus = list(env.layout.sut_cpus) or list(range(int(env.run(["nproc"], timeout=30).output.split()[-1])))
+        self.cpus = instances.sut_cpus(env)
         ports = env.layout.ports[: 2 * p.instances]
         self.instances = []
         for i in range(p.instances):

@@ -153,7 +153,8 @@ def run_plan(
     experiment.check(plan, plan.experiment)  # before anything is written: a bad plan leaves no folder
     store = RunStore(paths.run_folder(plan, results_root))
     store.write_plan(plan.model_dump(mode="json"))
-    units = plan_units(plan, experiment.workloads(plan), store.extensions())
+    workloads = experiment.workloads(plan)
+    units = plan_units(plan, workloads, store.extensions())
     idle = [env for env in plan.environments if not any(u.env == env for u in units)]
     if idle:
         warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", Notice, stacklevel=2)
@@ -162,10 +163,9 @@ def run_plan(
         if todo:
             _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
         for _ in range(MAX_SEARCH_STEPS):
-            added = search_step(plan, store, experiment.workloads(plan))
-            if not added:
+            if not search_step(plan, store, workloads):
                 break
-            units = plan_units(plan, experiment.workloads(plan), store.extensions())
+            units = plan_units(plan, workloads, store.extensions())
             step = store.pending(units)
             todo += step
             if step:
