@@ -129,6 +129,7 @@ def _no_kit_run_outlives_its_test():
     """A test that fails half-way leaves no run of the kit behind: SIGTERM, the kit's own clean-up
     (bounded), then SIGKILL."""
     yield
+    owners = {proc.pid for proc in _STARTED}
     while _STARTED:
         proc = _STARTED.pop()
         if proc.poll() is not None:
@@ -139,6 +140,24 @@ def _no_kit_run_outlives_its_test():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate(timeout=30)
+    _clean_after_killed_runs(owners)
+
+
+def _clean_after_killed_runs(owners: set[int]) -> None:
+    """What a run killed by its test left (a kill -9 whose test failed before `kit clean`) is removed,
+    so one failure does not become the next tests' leftovers."""
+    import sys
+
+    if not owners:
+        return
+    try:
+        netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    except FileNotFoundError:  # no iproute2: no namespaces either
+        netns = []
+    left = any(naming.owner_pid(name) in owners for name in netns if name.startswith(naming.PREFIX))
+    left = left or bool(process_leftovers(lambda owner: owner in owners))
+    if left:
+        subprocess.run([sys.executable, "-m", "kitlib.cli", "clean"], capture_output=True, timeout=300)
 
 
 def wait_for(condition, timeout: float, proc: subprocess.Popen | None = None, what: str = "condition") -> None:

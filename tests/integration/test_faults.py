@@ -158,7 +158,22 @@ def test_kill_9_then_rerun_measures_only_the_missing_points(docker_client, root_
             [p for p in units.glob("*.json") if json.loads(p.read_text())["status"] == "ok"] if units.exists() else []
         )
 
-    wait_for(lambda: len(done_units()) >= 1 and _load_generators(proc.pid), 300, proc, "a second point in progress")
+    held: list[int] = []
+
+    def hold_a_later_point() -> bool:
+        """Stop the load generator of a point after the first, so it is still there when the run is
+        killed however soon its phase would end."""
+        if not done_units():
+            return False
+        for pid in _load_generators(proc.pid):
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                held.append(pid)
+            except ProcessLookupError:
+                continue
+        return any(Path(f"/proc/{pid}").exists() for pid in held)
+
+    wait_for(hold_a_later_point, 300, proc, "a second point in progress")
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     first = {p.name: p.read_text() for p in done_units()}
