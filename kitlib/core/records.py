@@ -41,6 +41,8 @@ BOOKKEEPING_COLUMNS = frozenset(
     # the versions of the experiment's tools (kitlib.core.tool_versions): checked where records are compared
     # and pooled, never a configuration of their own (an image's package revision is not the host's)
     | {"tool_versions"}
+    # requests a time-bound Redis scale-out point derived from its warm-up's rate (like measured_requests)
+    | {"requests_per_loader", "scaleout_requests_per_loader"}
 )
 #: Facts of the kit's own measuring programs (which program and source, the sizes it derived from the
 #: plan and the host): they describe a run and split no series unless an experiment's schema declares one

@@ -57,6 +57,25 @@ def test_registered_with_default_envs_and_profiles():
         kitlib.plan("scaleout", instances=1)
 
 
+def test_quick_points_are_time_bound_and_their_request_counts_split_no_series():
+    """A fixed 20,000 requests per loader made a point last under a tenth of a second: quick sizes the
+    baseline to `seconds` from a warm-up, and the counts that sizing picks differ from point to point."""
+    import pandas as pd
+
+    from kitlib.analyse.claims.core import configuration_columns
+    from kitlib.measure.experiments import workloads_of
+
+    plan = kitlib.plan("scaleout")
+    assert plan.params.requests is None and plan.params.seconds >= 2
+    (workload,) = workloads_of(plan)
+    assert workload.estimate_seconds({}, None) > 2 * plan.params.seconds
+    assert workloads_of(kitlib.plan("scaleout", requests=4000))[0].estimate_seconds({}, None) is None
+    records = pd.read_csv(DATA / "records-quick-native-docker-nat.csv")
+    records["scaleout_requests_per_loader"] = range(len(records))
+    assert "requests_per_loader" not in configuration_columns(records)
+    assert "scaleout_requests_per_loader" not in configuration_columns(records)
+
+
 def test_proxy_configs_name_every_instance():
     targets = [("10.0.0.1", 7001), ("10.0.0.1", 7002)]
     twem = scaleout.proxy_config("twemproxy", 9000, targets)
