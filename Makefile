@@ -24,11 +24,12 @@ DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux pyt
   nginx php8.2-fpm php8.2-mysql \
   gcc libc6-dev libopenblas-openmp-dev \
   nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server \
-  libvirt-clients libxml2-utils lxc chromium chromium-driver
+  libvirt-clients libxml2-utils lxc chromium chromium-driver \
+  slurmctld slurmd slurm-client munge
 
 # packages whose install starts a system service: the kit starts its own servers, so these are stopped
 # (and disabled) again right after the install that brought them
-SERVICES_NOT_LEFT_RUNNING := nginx php8.2-fpm
+SERVICES_NOT_LEFT_RUNNING := nginx php8.2-fpm munge slurmctld slurmd
 
 .PHONY: help setup system course python kernel lab docker test test-fast reproduce lint clean-leftovers
 
@@ -106,7 +107,7 @@ docker:
 
 # As root the real engine, namespaces and a TCG guest must be there: a missing one fails the tests instead of skipping them.
 comma := ,
-REQUIRE := $(if $(filter 0,$(shell id -u)),docker$(comma)netns$(comma)vm$(comma)lxc,)
+REQUIRE := $(if $(filter 0,$(shell id -u)),docker$(comma)netns$(comma)vm$(comma)lxc$(comma)slurm,)
 
 test: setup
 	KIT_REQUIRE=$(REQUIRE) $(PY) -m pytest -q

@@ -284,7 +284,7 @@ def _parser() -> argparse.ArgumentParser:
     fleet_sub = fleet_parser.add_subparsers(dest="fleet_command", required=True)
     fleet_run = fleet_sub.add_parser(
         "run",
-        help="run an experiment on every host of a fleet file over SSH, each run brought back as a verified bundle",
+        help="an experiment on every host of a fleet (SSH or a Slurm job array), each run back as a verified bundle",
         usage="kit fleet run [-h] [-o OUTPUT] [--timeout TIMEOUT] fleet_file experiment [-- KIT_RUN_OPTIONS ...]",
         epilog="After `--`: the options of `kit run` every host is given, e.g. -- --env native -p clients '[1, 8]'.",
     )

@@ -21,7 +21,8 @@ overruns or is lost is named with its reason and never stops the others. Whateve
 (this process stopped, the network lost) stops the host's run with SIGTERM, so that it cleans up after
 itself: nothing is left running there. Every string reaches the remote shell quoted.
 
-Slurm is the other backend the fleet file may name; it is refused until it is built.
+The other backend, `backend = "slurm"`, runs the same plan as a job array on a cluster's nodes
+(`kitlib.slurm`, where its fleet file is described).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from kitlib import slurm as slurm_backend
 from kitlib.core import naming
 from kitlib.core.errors import EnvironmentUnavailable, KitError, PlanError
 from kitlib.measure import inventory
@@ -97,11 +99,18 @@ class Fleet(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: Literal["ssh", "slurm"] = "ssh"
-    ssh: inventory.SshSettings
-    hosts: list[FleetHost] = Field(min_length=1)
+    ssh: inventory.SshSettings | None = None
+    hosts: list[FleetHost] = Field(default_factory=list)
+    slurm: slurm_backend.SlurmSettings | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> Fleet:
+        if self.backend == "slurm":
+            if self.slurm is None or self.ssh is not None or self.hosts:
+                raise ValueError('backend = "slurm" takes a [slurm] table and neither [ssh] nor [[hosts]]')
+            return self
+        if self.ssh is None or not self.hosts or self.slurm is not None:
+            raise ValueError('backend = "ssh" takes an [ssh] table and at least one [[hosts]], no [slurm]')
         labels = [h.label for h in self.hosts]
         twice = sorted({label for label in labels if labels.count(label) > 1})
         if twice:
@@ -114,7 +123,7 @@ def load(path: str | Path) -> Fleet:
     path = Path(path).expanduser()
     fleet = inventory.read_model(path, Fleet, "fleet", "fleet file")
     if fleet.backend == "slurm":
-        raise PlanError(f'fleet: {path}: the Slurm backend is not built yet; use backend = "ssh"')
+        return fleet
     base = path.parent
     settings = fleet.ssh.model_copy(
         update={
@@ -190,11 +199,32 @@ def run(
     timeout_s: float = 6 * 3600.0,
     say: Callable[[str], None] = print,
 ) -> list[Outcome]:
-    """Run `kit run EXPERIMENT --no-notebook OPTIONS` on every host at once; bring each run back as a
-    bundle under `output` (`<host>.tar.gz`, verified). Returns every host's outcome, in the fleet's order."""
+    """Run `kit run EXPERIMENT --no-notebook OPTIONS` on every host (or Slurm node) at once; bring each
+    run back as a bundle under `output` (`<host>.tar.gz`, verified). Returns every host's outcome, in the
+    fleet's order (the job array's, under Slurm)."""
     options = checked_run_options(options)
     output.mkdir(parents=True, exist_ok=True)
     label = naming.new_run_label()
+    if fleet.backend == "slurm":
+        outcomes = slurm_backend.run(fleet.slurm, experiment, options, output, label, timeout_s, say)
+    else:
+        outcomes = _over_ssh(fleet, experiment, options, output, label, timeout_s, say)
+    record = {"experiment": experiment, "options": options, "label": label, "backend": fleet.backend}
+    record["hosts"] = [o.as_dict() for o in outcomes]
+    (output / "fleet.json").write_text(json.dumps(record, indent=2) + "\n")
+    return outcomes
+
+
+def _over_ssh(
+    fleet: Fleet,
+    experiment: str,
+    options: list[str],
+    output: Path,
+    label: str,
+    timeout_s: float,
+    say: Callable[[str], None],
+) -> list[Outcome]:
+    """Every host's part at once, one thread each, over its own connection."""
     outcomes = [Outcome(h.label, h.target) for h in fleet.hosts]
     connections = _Connections()
     pool = ThreadPoolExecutor(max_workers=len(fleet.hosts), thread_name_prefix="fleet")
@@ -210,8 +240,6 @@ def run(
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-    record = {"experiment": experiment, "options": options, "label": label, "hosts": [o.as_dict() for o in outcomes]}
-    (output / "fleet.json").write_text(json.dumps(record, indent=2) + "\n")
     return outcomes
 
 

@@ -176,6 +176,10 @@ class NamespaceHost(StartStop):
         netns = f"--net=/run/netns/{self.namespace}"
         return ["nsenter", netns, "unshare", "--uts", "--mount", "sh", "-c", inner, "sh", *argv]
 
+    def inside(self, argv: list[str]) -> list[str]:
+        """argv as this host runs it (another daemon of the machine: a Slurm node's slurmd)."""
+        return self._in_host(argv)
+
     def _spawn(self, argv: list[str], log: str) -> subprocess.Popen:
         """A child in its own session with default signal dispositions (it may be signalled whatever
         this process ignores), its output in the host's work directory."""

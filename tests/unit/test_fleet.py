@@ -50,9 +50,7 @@ def test_a_bad_fleet_is_refused_naming_the_key(tmp_path, hosts, named):
     assert named in str(error.value)
 
 
-def test_the_slurm_backend_is_refused_until_it_exists_and_missing_files_are_named(tmp_path):
-    with pytest.raises(PlanError, match="Slurm backend is not built"):
-        fleet.load(write(tmp_path, GOOD_HOST, head='backend = "slurm"\n'))
+def test_missing_or_broken_files_are_named(tmp_path):
     path = write(tmp_path, GOOD_HOST)
     (tmp_path / "known").unlink()
     with pytest.raises(PlanError, match="known_hosts .* does not exist"):
@@ -62,6 +60,60 @@ def test_the_slurm_backend_is_refused_until_it_exists_and_missing_files_are_name
     (tmp_path / "broken.toml").write_text("[ssh\n")
     with pytest.raises(PlanError, match="not valid TOML"):
         fleet.load(tmp_path / "broken.toml")
+
+
+SLURM = 'backend = "slurm"\n[slurm]\nnodes = 2\nresults = "/shared/kit-fleet"\n'
+
+
+def test_a_slurm_fleet_loads_and_takes_no_ssh_hosts(tmp_path):
+    (tmp_path / "fleet.toml").write_text(SLURM + 'partition = "bench"\nkit = "/shared/kit/.venv/bin/kit"\n')
+    loaded = fleet.load(tmp_path / "fleet.toml")
+    assert loaded.slurm.nodes == 2 and loaded.slurm.partition == "bench" and loaded.slurm.queue_timeout == "1h"
+    with pytest.raises(PlanError, match="neither"):
+        fleet.load(write(tmp_path, GOOD_HOST, head='backend = "slurm"\n'))
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ('partition = "a;b"\n', "slurm.partition"),
+        ('account = "$(id)"\n', "slurm.account"),
+        ('kit = "kit; reboot"\n', "slurm.kit"),
+        ('queue_timeout = "soon"\n', "slurm.queue_timeout"),
+        ("nodes_per_task = 2\n", "slurm.nodes_per_task"),
+    ],
+)
+def test_a_bad_slurm_fleet_is_refused_naming_the_key(tmp_path, extra, named):
+    (tmp_path / "fleet.toml").write_text(SLURM + extra)
+    with pytest.raises(PlanError, match="invalid fleet file") as error:
+        fleet.load(tmp_path / "fleet.toml")
+    assert named in str(error.value)
+    (tmp_path / "fleet.toml").write_text(SLURM.replace("nodes = 2", "nodes = 0").replace("/shared", "shared"))
+    with pytest.raises(PlanError, match="slurm.nodes") as error:
+        fleet.load(tmp_path / "fleet.toml")
+    assert "slurm.results" in str(error.value)
+
+
+def test_the_job_script_hands_every_option_to_the_kit_verbatim_and_records_how_it_ended(tmp_path):
+    """The script as Slurm would run it, with `echo` standing as the kit: what it prints is the argv the
+    kit would get, so a hostile option reaches it as one word and never the shell."""
+    import subprocess
+
+    from kitlib import slurm
+
+    settings = slurm.SlurmSettings(nodes=1, results=str(tmp_path), kit="/bin/echo")
+    hostile = ["-p", "clients", "[1, 4]", "--env", "$(touch pwned); `id`"]
+    script = tmp_path / "task.sh"
+    script.write_text(slurm.task_script(settings, tmp_path / "label", "redis", hostile))
+    env = {"PATH": "/usr/bin:/bin", "SLURM_ARRAY_TASK_ID": "0", "SLURMD_NODENAME": "node-a"}
+    done = subprocess.run(["sh", str(script)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    task = tmp_path / "label" / "task-0"
+    assert done.returncode == 0, done.stderr
+    said = (task / "kit.log").read_text().splitlines()
+    assert said[0] == "run redis --no-notebook -p clients [1, 4] --env $(touch pwned); `id`"
+    assert said[1] == f"bundle {task}/redis -o {task}/bundle.tar.gz"
+    assert (task / "node").read_text() == "node-a\n" and (task / "exit").read_text() == "bundle 0\n"
+    assert not (tmp_path / "pwned").exists()
 
 
 @pytest.mark.parametrize("option", ["--sut-host", "--peer-host=a@b", "--hosts", "--no-notebook"])
