@@ -280,7 +280,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(func=cmd_verify)
 
-    fleet_parser = sub.add_parser("fleet", help="one plan on every machine of a fleet at once: `kit fleet run`")
+    fleet_parser = sub.add_parser(
+        "fleet", help="one plan on every machine of a fleet at once: `kit fleet run`, `kit fleet install`"
+    )
     fleet_sub = fleet_parser.add_subparsers(dest="fleet_command", required=True)
     fleet_run = fleet_sub.add_parser(
         "run",
@@ -295,6 +297,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     fleet_run.add_argument("--timeout", default="6h", help="time each host's run may take (default 6h)")
     fleet_run.set_defaults(func=cmd_fleet_run)
+    fleet_install = fleet_sub.add_parser(
+        "install",
+        help="bring this project to every host of an SSH fleet and set it up there (make setup), at once",
+    )
+    fleet_install.add_argument("fleet_file", help="the fleet (TOML); each host's kit = '<folder>/.venv/bin/kit'")
+    fleet_install.add_argument(
+        "--only-python", action="store_true", help="`make course` there: the Python environment, no system packages"
+    )
+    fleet_install.set_defaults(func=cmd_fleet_install)
 
     merge = sub.add_parser(
         "merge", help="verify a bundle, then add its runs to a results folder (twice changes nothing)"
@@ -605,6 +616,16 @@ def cmd_fleet_run(args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if o.status != "done"]
     print(f"fleet: {len(outcomes) - len(failed)} of {len(outcomes)} host(s) done; {output / 'fleet.json'}")
     print("\n".join(fleet.summary_lines(outcomes)))
+    return 1 if failed else 0
+
+
+def cmd_fleet_install(args: argparse.Namespace) -> int:
+    from kitlib import fleet_install
+
+    done = fleet_install.install(fleet.load(args.fleet_file), only_python=args.only_python)
+    failed = [d for d in done if d[1] != "done"]
+    print(f"fleet install: {len(done) - len(failed)} of {len(done)} host(s) installed")
+    print("\n".join(f"  {host:<16} {status:<7} {what}" for host, status, what in done))
     return 1 if failed else 0
 
 

@@ -21,6 +21,8 @@ overruns or is lost is named with its reason and never stops the others. Whateve
 (this process stopped, the network lost) stops the host's run with SIGTERM, so that it cleans up after
 itself: nothing is left running there. Every string reaches the remote shell quoted.
 
+`kit fleet install` brings the kit to an SSH fleet's hosts first (`kitlib.fleet_install`).
+
 The other backend, `backend = "slurm"`, runs the same plan as a job array on a cluster's nodes
 (`kitlib.slurm`, where its fleet file is described).
 """

@@ -26,13 +26,14 @@ OPTIONS = ["--env", "native", "--peer", "loopback", "--repetitions", "3", "-p", 
 
 
 @pytest.fixture
-def two_hosts(root_netns, tmp_path):
-    """Two sshd-only namespace hosts letting in one key, and a fleet file naming both."""
+def two_hosts(root_netns, tmp_path, request):
+    """Two sshd-only namespace hosts letting in one key, and a fleet file naming both; the first one
+    reaches the network beyond this machine where the test asks for it (`{"internet": True}`)."""
     from kitlib.core.errors import EnvironmentUnavailable
 
     from ..support.namespace_host import NamespaceHost
 
-    first = NamespaceHost(docker=False)
+    first = NamespaceHost(docker=False, **getattr(request, "param", {}))
     hosts = [first]
     try:
         first.start()
@@ -125,3 +126,27 @@ def test_a_host_lost_mid_run_is_named_and_the_other_completes(two_hosts, tmp_pat
     # the lost host's run saw its connection end and stopped itself
     gone = results / "lab-b" / record["label"]
     wait_for(lambda: kit_processes_in(gone) == [], 120, what="the lost host's kit to stop")
+
+
+@pytest.mark.parametrize("two_hosts", [{"internet": True}], indirect=True)  # lab-a installs from PyPI
+def test_fleet_install_sets_the_project_up_on_a_host_and_names_one_it_cannot_reach(two_hosts, tmp_path):
+    fleet_file, hosts, results = two_hosts
+    folder = Path(f"/tmp/kit-install-test-{secrets.token_hex(3)}")
+    text = fleet_file.read_text()
+    for name in ("lab-a", "lab-b"):
+        text = text.replace(f'kit = "{KIT}"\nresults = "{results}/{name}"', f'kit = "{folder}/{name}/.venv/bin/kit"')
+    (tmp_path / "install.toml").write_text(text)
+    hosts[1].stop()  # a machine that is down: named, the other installed
+    try:
+        proc = start_kit(["fleet", "install", str(tmp_path / "install.toml"), "--only-python"])
+        said, _ = proc.communicate(timeout=1200)
+        assert proc.returncode == 1, said[-3000:]
+        assert "1 of 2 host(s) installed" in said and "lab-b" in said.split("installed")[-1], said[-2000:]
+        kit = folder / "lab-a" / ".venv" / "bin" / "kit"
+        assert (folder / "lab-a" / "kitlib" / "cli.py").is_file() and not (folder / "lab-a" / ".git").exists()
+        helped = subprocess.run([str(kit), "fleet", "--help"], capture_output=True, text=True, timeout=120)
+        assert helped.returncode == 0 and "install" in helped.stdout
+        assert not (folder / "lab-b").exists()
+        print(said.strip().splitlines()[-3:])
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

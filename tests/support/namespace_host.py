@@ -43,9 +43,19 @@ STOP_TIMEOUT_S = 30.0
 class NamespaceHost(StartStop):
     """A namespace `kithost<token>` joined by a veth pair, serving SSH on its address, port 22."""
 
-    def __init__(self, *, docker: bool = True, workdir: str | Path | None = None, authorize: tuple[str, ...] = ()):
-        """`docker=False`: sshd alone (a client machine); `authorize`: more public key files allowed in."""
+    def __init__(
+        self,
+        *,
+        docker: bool = True,
+        workdir: str | Path | None = None,
+        authorize: tuple[str, ...] = (),
+        internet: bool = False,
+    ):
+        """`docker=False`: sshd alone (a client machine); `authorize`: more public key files allowed in;
+        `internet`: its traffic to other networks masqueraded as this host's (a lab machine installing
+        packages), by a NAT rule that goes with it."""
         self.docker = docker
+        self.internet = internet
         self.authorize = tuple(authorize)
         token = secrets.token_hex(3)
         self.name = f"kithost{token}"
@@ -133,6 +143,18 @@ class NamespaceHost(StartStop):
 
         self._forward = ForwardRules(self.name, self.host_if)
         self._forward.start()
+        if self.internet:
+            links.ip(["iptables", "-w", "-t", "nat", "-A", *self._masquerade()], "masquerade the namespace host")
+
+    def _masquerade(self) -> list[str]:
+        return ["POSTROUTING", "-s", str(self.subnet), "!", "-o", self.host_if] + [
+            "-m",
+            "comment",
+            "--comment",
+            f"kitlib:{self.name}",
+            "-j",
+            "MASQUERADE",
+        ]
 
     def _keys(self) -> None:
         for name in ("host", "client"):
@@ -251,6 +273,11 @@ class NamespaceHost(StartStop):
         if self._forward is not None:
             self._forward.stop()
             self._forward = None
+        nat = subprocess.run(["iptables", "-w", "-t", "nat", "-S", "POSTROUTING"], capture_output=True, text=True)
+        for line in nat.stdout.splitlines():
+            if f"kitlib:{self.name}" in line and line.startswith("-A "):
+                rule = [w.strip('"') for w in shlex.split(line)[1:]]
+                subprocess.run(["iptables", "-w", "-t", "nat", "-D", *rule], capture_output=True, check=False)
         if self._netns:
             self._netns = False
             subprocess.run(["ip", "netns", "del", self.namespace], capture_output=True, check=False)
@@ -274,8 +301,9 @@ class NamespaceHost(StartStop):
         if self.run_dir.exists():
             found.append(f"directory {self.run_dir}")
         found += [f"cgroup {path}" for path in Path("/sys/fs/cgroup").glob(f"*/{self.name}")]
-        rules = subprocess.run(["iptables", "-w", "-S", "FORWARD"], capture_output=True, text=True).stdout
-        found += [f"rule {line}" for line in rules.splitlines() if self.name in line]
+        for table in (["-S", "FORWARD"], ["-t", "nat", "-S", "POSTROUTING"]):
+            rules = subprocess.run(["iptables", "-w", *table], capture_output=True, text=True).stdout
+            found += [f"rule {line}" for line in rules.splitlines() if self.name in line]
         return found
 
 

@@ -48,7 +48,9 @@ def connect(target: str, *, key_filename: str | None = None, known_hosts: str | 
                 f"ssh {target}: refused: its host key is not in {pinned_in} (host keys are pinned: compare its "
                 "fingerprint with the host's own `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`, then add it)"
             ) from exc
-        raise EnvironmentUnavailable(f"ssh {target}: {exc} (host keys are pinned: add it to known_hosts)") from exc
+        if "banner" in str(exc):  # a port that takes the connection but does not speak SSH, or a host gone
+            raise EnvironmentUnavailable(f"ssh {target}: no SSH server answered ({exc})") from exc
+        raise EnvironmentUnavailable(f"ssh {target}: {exc}") from exc
     except OSError as exc:
         raise EnvironmentUnavailable(f"ssh {target}: cannot connect: {exc}") from exc
     notice_loss(connection.client.get_transport())
