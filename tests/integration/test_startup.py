@@ -23,6 +23,11 @@ def test_container_start_to_ready_is_measured_per_repetition(docker_client, root
     assert (ready["value"] > 0).all() and (ready["unit"] == "s").all()
     assert set(records["metric"]) == {"start_to_ready", "first_command", "remove"}
     assert (result.root / "raw").exists()
+    # a figure drawn from the run's own records names the machine from the run folder's provenance
+    from kitlib.analyse.figures import hosts
+
+    assert set(records["source"]) == {str(result.root)}
+    assert "no provenance" not in hosts.describe(records) and "CPUs" in hosts.describe(records)
     assert leftovers(docker_client, os.getpid()) == []
 
 

@@ -171,7 +171,9 @@ def run_plan(
             if step:
                 what = ", ".join(sorted({u.workload.search for u in step}))
                 _execute(plan, store, step, progress=progress, image=image, base_image=base_image, what=what)
-    records = store.consolidate()
+    # the run folder each record came from, as `results.load_records` gives it: a figure drawn from these
+    # records finds the machine's description in the folder's provenance
+    records = store.consolidate().assign(source=str(store.root))
     failures = store.failures()
     if len(failures):
         warnings.warn(f"{len(failures)} unit(s) failed; see {store.root / 'failures.csv'}", Notice, stacklevel=2)
