@@ -139,8 +139,9 @@ def queued(job: str) -> dict[int, tuple[str, str]]:
     return found
 
 
-def end_states(job: str) -> dict[int, tuple[str, str, str]]:
-    """Each task's end as the controller remembers it: array index -> (state, node, exit code)."""
+def end_states(job: str) -> dict[int, tuple[str, str, str, float]]:
+    """Each task's end as the controller remembers it: array index -> (state, node, exit code, seconds
+    it ran)."""
     said = _slurm(["scontrol", "-o", "show", "job", job], missing_ok=True)
     found = {}
     for line in said.splitlines():
@@ -150,8 +151,21 @@ def end_states(job: str) -> dict[int, tuple[str, str, str]]:
                 fields.get("JobState", "UNKNOWN"),
                 fields.get("NodeList", ""),
                 fields.get("ExitCode", ""),
+                run_seconds(fields.get("RunTime", "")),
             )
     return found
+
+
+def run_seconds(text: str) -> float:
+    """Slurm's `[days-]hours:minutes:seconds` as seconds; NaN where it says none."""
+    days, _, clock = text.rpartition("-")
+    parts = clock.split(":")
+    if not all(p.isdigit() for p in parts) or not 1 <= len(parts) <= 3 or (days and not days.isdigit()):
+        return math.nan
+    seconds = 0
+    for part in parts:
+        seconds = seconds * 60 + int(part)
+    return seconds + 86400 * int(days or 0)
 
 
 def cancel(job: str) -> None:
@@ -228,7 +242,7 @@ def _outcomes(
     job: str,
     folder: Path,
     output: Path,
-    states: dict[int, tuple[str, str, str]],
+    states: dict[int, tuple[str, str, str, float]],
     overran: str,
 ) -> list[Outcome]:
     from kitlib.fleet import Outcome
@@ -236,11 +250,12 @@ def _outcomes(
     outcomes, names, machines = [], set(), set()
     for index in range(settings.nodes):
         task = folder / f"task-{index}"
-        node = _read(task / "node") or states.get(index, ("", "", ""))[1]
+        node = _read(task / "node") or states.get(index, ("", "", "", math.nan))[1]
         name = node if _NAME.fullmatch(node or "") and node not in names else f"task-{index}"
         names.add(name)
         outcome = Outcome(name, f"slurm {job}_{index}" + (f" on {node}" if node else ""))
-        state, _, exit_code = states.get(index, ("no longer listed by the controller", "", ""))
+        state, _, exit_code, ran = states.get(index, ("no longer listed by the controller", "", "", math.nan))
+        outcome.seconds = 0.0 if math.isnan(ran) else ran
         ended = _read(task / "exit")
         bundle = task / "bundle.tar.gz"
         try:

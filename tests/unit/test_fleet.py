@@ -131,3 +131,14 @@ def test_the_command_refuses_an_unknown_experiment_or_option_before_connecting(t
     assert exited.value.code == 2
     assert cli.main(["fleet", "run", str(path), "redis", "--", "--sut-host", "a@b"]) == 2
     assert "fleet's to decide" in capsys.readouterr().err
+
+
+def test_slurm_run_times_are_read_as_seconds_and_nothing_else_is_a_number():
+    import math
+
+    from kitlib import slurm
+
+    assert slurm.run_seconds("00:00:35") == 35 and slurm.run_seconds("01:02:03") == 3723
+    assert slurm.run_seconds("2-00:00:01") == 2 * 86400 + 1 and slurm.run_seconds("05:07") == 307
+    for text in ("", "Unknown", "00:xx:01", "1:2:3:4", "a-00:00:01"):
+        assert math.isnan(slurm.run_seconds(text)), text
