@@ -309,7 +309,7 @@ class _Job:
 
 
 def _tail(text: str, lines: int = 6) -> str:
-    return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:] if line.strip())
+    return slurm_backend.last_words(text, lines)
 
 
 def _one_line(text: str) -> str:

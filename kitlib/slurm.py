@@ -308,7 +308,12 @@ def _read(path: Path) -> str:
 _PROGRESS = re.compile(r"\d+/\d+ \[")
 
 
-def _tail(path: Path, lines: int = 6) -> str:
-    said = [line.strip() for line in _read(path).replace("\r", "\n").splitlines()]
+def last_words(text: str, lines: int = 6) -> str:
+    """The last lines a kit said, on one line, its progress bars left out."""
+    said = [line.strip() for line in text.replace("\r", "\n").splitlines()]
     said = [line for line in said if line and not _PROGRESS.search(line)]
     return " | ".join(said[-lines:])[:600]
+
+
+def _tail(path: Path, lines: int = 6) -> str:
+    return last_words(_read(path), lines)

@@ -142,3 +142,12 @@ def test_slurm_run_times_are_read_as_seconds_and_nothing_else_is_a_number():
     assert slurm.run_seconds("2-00:00:01") == 2 * 86400 + 1 and slurm.run_seconds("05:07") == 307
     for text in ("", "Unknown", "00:xx:01", "1:2:3:4", "a-00:00:01"):
         assert math.isnan(slurm.run_seconds(text)), text
+
+
+def test_a_failure_is_told_in_the_kits_last_words_without_its_progress_bars():
+    from kitlib import slurm
+
+    said = "redis (quick):   0%|          | 0/6 [00:00<?, ?point/s]\rredis (quick):  17%|█▋ | 1/6 [00:09<00:45]\n"
+    said += "kit: run stopped by SIGTERM; the rest is left\nkit clean removes what is left\n"
+    assert slurm.last_words(said) == "kit: run stopped by SIGTERM; the rest is left | kit clean removes what is left"
+    assert slurm.last_words("") == ""
