@@ -30,7 +30,6 @@ The other backend, `backend = "slurm"`, runs the same plan as a job array on a c
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -42,14 +41,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kitlib import slurm as slurm_backend
-from kitlib.core import naming
+from kitlib.core import hostnames, naming
 from kitlib.core.errors import EnvironmentUnavailable, KitError, PlanError
 from kitlib.measure import inventory
 from kitlib.measure.host import ssh
 from kitlib.results import bundles
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
-_REMOTE_PATH = re.compile(r"/[A-Za-z0-9._+/-]*")
 #: options of `kit run` a fleet decides itself: each host measures itself, with its own peer
 FLEET_DECIDES = ("--sut-host", "--peer-host", "--hosts", "--sut-address", "--no-notebook")
 #: how long a host may take to bundle its run and how long copying it back may take
@@ -63,12 +60,6 @@ WATCHED = (
 )
 
 
-def _remote_path(value: str) -> str:
-    if not isinstance(value, str) or not _REMOTE_PATH.fullmatch(value) or "//" in value or "/../" in f"{value}/":
-        raise ValueError("must be an absolute path of letters, digits and `. _ + / -` (no `..`)")
-    return value
-
-
 class FleetHost(inventory.Machine):
     """One machine of the fleet, reached over SSH, running the kit installed there."""
 
@@ -76,19 +67,11 @@ class FleetHost(inventory.Machine):
     kit: str = Field("kit", description="the kit command on that host: `kit` on its PATH or an absolute path")
     results: str = Field("/var/tmp/kit-fleet", description="folder its fleet runs are kept in, there")
 
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str | None) -> str | None:
-        if value is not None and not _NAME.fullmatch(value):
-            raise ValueError("must be letters, digits, `.`, `_` and `-` (at most 63), starting with a letter or digit")
-        return value
-
-    @field_validator("kit")
-    @classmethod
-    def _kit(cls, value: str) -> str:
-        return value if value == "kit" else _remote_path(value)
-
-    _results = field_validator("results")(classmethod(lambda cls, value: _remote_path(value)))
+    _name = field_validator("name")(classmethod(lambda cls, value: hostnames.name(value)))
+    _kit = field_validator("kit")(
+        classmethod(lambda cls, value: value if value == "kit" else hostnames.remote_path(value))
+    )
+    _results = field_validator("results")(classmethod(lambda cls, value: hostnames.remote_path(value)))
 
     @property
     def label(self) -> str:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kitlib.core import hostnames
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.core.parameters import as_seconds
 from kitlib.results import bundles
@@ -45,19 +46,11 @@ from kitlib.results import bundles
 if TYPE_CHECKING:
     from kitlib.fleet import Outcome
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
-_PATH = re.compile(r"/[A-Za-z0-9._+/-]*")
 TOOLS = ("sbatch", "squeue", "scontrol", "scancel")
 #: how often the job is looked at while it runs, and how long a cancelled job may take to end
 POLL_S, CANCEL_WAIT_S = 2.0, 120.0
 #: Slurm's own bounds on a command's answer (a controller that does not answer is an error, not a wait)
 COMMAND_TIMEOUT_S = 60.0
-
-
-def _path(value: str) -> str:
-    if not isinstance(value, str) or not _PATH.fullmatch(value) or "//" in value or "/../" in f"{value}/":
-        raise ValueError("must be an absolute path of letters, digits and `. _ + / -` (no `..`)")
-    return value
 
 
 class SlurmSettings(BaseModel):
@@ -72,19 +65,11 @@ class SlurmSettings(BaseModel):
     account: str | None = Field(None, description="the account charged (default: the user's)")
     queue_timeout: str = Field("1h", description="how long the tasks may wait in the queue to start")
 
-    _results = field_validator("results")(classmethod(lambda cls, value: _path(value)))
-
-    @field_validator("kit")
-    @classmethod
-    def _kit(cls, value: str) -> str:
-        return value if value == "kit" else _path(value)
-
-    @field_validator("partition", "account")
-    @classmethod
-    def _name(cls, value: str | None) -> str | None:
-        if value is not None and not _NAME.fullmatch(value):
-            raise ValueError("must be letters, digits, `.`, `_` and `-` (at most 63), starting with a letter or digit")
-        return value
+    _results = field_validator("results")(classmethod(lambda cls, value: hostnames.remote_path(value)))
+    _kit = field_validator("kit")(
+        classmethod(lambda cls, value: value if value == "kit" else hostnames.remote_path(value))
+    )
+    _names = field_validator("partition", "account")(classmethod(lambda cls, value: hostnames.name(value)))
 
     @field_validator("queue_timeout")
     @classmethod
@@ -251,7 +236,7 @@ def _outcomes(
     for index in range(settings.nodes):
         task = folder / f"task-{index}"
         node = _read(task / "node") or states.get(index, ("", "", "", math.nan))[1]
-        name = node if _NAME.fullmatch(node or "") and node not in names else f"task-{index}"
+        name = node if hostnames.is_name(node) and node not in names else f"task-{index}"
         names.add(name)
         outcome = Outcome(name, f"slurm {job}_{index}" + (f" on {node}" if node else ""))
         state, _, exit_code, ran = states.get(index, ("no longer listed by the controller", "", "", math.nan))

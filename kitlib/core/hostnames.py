@@ -18,12 +18,16 @@ _LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 _USER = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,31}")
 _SOCKET = re.compile(r"/[A-Za-z0-9._@+/-]*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_REMOTE_PATH = re.compile(r"/[A-Za-z0-9._+/-]*")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 ADDRESS_RULE = "an IP address or a DNS host name (letters, digits and `-` in dot-separated labels)"
 HOST_RULE = "a DNS host name or an IPv4 address"
 USER_RULE = "a POSIX user name (a letter or `_`, then letters, digits, `.`, `_`, `-`; at most 32)"
 PORT_RULE = "a port number 1..65535"
 SOCKET_RULE = "an absolute path of letters, digits and `. _ @ + / -` (no `unix://`)"
+REMOTE_PATH_RULE = "an absolute path of letters, digits and `. _ + / -` (no `..`)"
+NAME_RULE = "letters, digits, `.`, `_` and `-` (at most 63), starting with a letter or digit"
 
 
 def address(value: str) -> str:
@@ -104,4 +108,24 @@ def file_path(value: str | os.PathLike) -> str | os.PathLike:
     text = os.fspath(value) if isinstance(value, os.PathLike) else value
     if not isinstance(text, str) or not text or _CONTROL.search(text):
         raise ValueError("must be a file's path without control characters (newline, tab, NUL)")
+    return value
+
+
+def remote_path(value: str) -> str:
+    """A path on another machine (it reaches that machine's shell quoted, and a job script), of plain
+    characters and absolute, never climbing with `..`, else ValueError."""
+    if not isinstance(value, str) or not _REMOTE_PATH.fullmatch(value) or "//" in value or "/../" in f"{value}/":
+        raise ValueError(f"must be {REMOTE_PATH_RULE}")
+    return value
+
+
+def is_name(value: object) -> bool:
+    """Whether `value` is a plain name: a file name, a Slurm partition, a fleet host's label."""
+    return isinstance(value, str) and bool(_NAME.fullmatch(value))
+
+
+def name(value: str | None) -> str | None:
+    """A plain name (None passes), else ValueError."""
+    if value is not None and not is_name(value):
+        raise ValueError(f"must be {NAME_RULE}")
     return value

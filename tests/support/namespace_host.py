@@ -203,18 +203,7 @@ class NamespaceHost(StartStop):
         return self._in_host(argv)
 
     def _spawn(self, argv: list[str], log: str) -> subprocess.Popen:
-        """A child in its own session with default signal dispositions (it may be signalled whatever
-        this process ignores), its output in the host's work directory."""
-        with open(self.workdir / log, "ab") as out:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                restore_signals=True,
-                preexec_fn=default_dispositions,
-            )
+        proc = spawn_daemon(argv, self.workdir / log)
         self._procs.append(proc)
         return proc
 
@@ -245,15 +234,9 @@ class NamespaceHost(StartStop):
         self._wait(lambda: _engine_answers(self.docker_socket), proc, "dockerd", "dockerd.log")
 
     def _wait(self, ready, proc: subprocess.Popen, what: str, log: str) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                break
-            if ready():
-                return
-            time.sleep(0.2)
-        tail = (self.workdir / log).read_text(errors="replace")[-1500:]
-        raise EnvironmentUnavailable(f"{self.name}: {what} did not come up within {START_TIMEOUT_S:.0f} s:\n{tail}")
+        if not wait_ready(ready, proc):
+            tail = (self.workdir / log).read_text(errors="replace")[-1500:]
+            raise EnvironmentUnavailable(f"{self.name}: {what} did not come up within {START_TIMEOUT_S:.0f} s:\n{tail}")
 
     def stop(self) -> None:
         """Remove the engine's containers, stop dockerd and sshd (TERM, bounded, then KILL), delete the
@@ -305,6 +288,31 @@ class NamespaceHost(StartStop):
             rules = subprocess.run(["iptables", "-w", *table], capture_output=True, text=True).stdout
             found += [f"rule {line}" for line in rules.splitlines() if self.name in line]
         return found
+
+
+def spawn_daemon(argv: list[str], log: Path) -> subprocess.Popen:
+    """A daemon in its own session with default signal dispositions (it may be signalled whatever this
+    process ignores), its output appended to `log`."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            restore_signals=True,
+            preexec_fn=default_dispositions,
+        )
+
+
+def wait_ready(ready, proc: subprocess.Popen, timeout: float = START_TIMEOUT_S) -> bool:
+    """Poll `ready()` until it holds (True), `proc` exits or `timeout` passes (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if ready():
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def clean_orphans() -> list[str]:

@@ -17,13 +17,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.measure.host.lifecycle import StartStop
 
-from .namespace_host import START_TIMEOUT_S, NamespaceHost, _terminate
+from .namespace_host import START_TIMEOUT_S, NamespaceHost, _terminate, spawn_daemon, wait_ready
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "scancel")
 
@@ -125,32 +124,16 @@ class SlurmCluster(StartStop):
         return all(states.get(node) == "idle" for node in self.nodes)
 
     def _spawn(self, argv: list[str], log: str) -> subprocess.Popen:
-        from kitlib.core.signals import default_dispositions
-
-        with open(self.workdir / log, "ab") as out:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=default_dispositions,
-            )
+        proc = spawn_daemon(argv, self.workdir / log)
         self._procs.append(proc)
         return proc
 
     def _wait(self, ready, proc: subprocess.Popen, what: str, log: str) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                break
-            if ready():
-                return
-            time.sleep(0.5)
-        tails = "\n".join(
-            f"--- {p.name}:\n{p.read_text(errors='replace')[-1200:]}" for p in sorted(self.workdir.glob("*.log"))
-        )
-        raise EnvironmentUnavailable(f"Slurm: {what} did not come up within {START_TIMEOUT_S:.0f} s:\n{tails}")
+        if not wait_ready(ready, proc):
+            tails = "\n".join(
+                f"--- {p.name}:\n{p.read_text(errors='replace')[-1200:]}" for p in sorted(self.workdir.glob("*.log"))
+            )
+            raise EnvironmentUnavailable(f"Slurm: {what} did not come up within {START_TIMEOUT_S:.0f} s:\n{tails}")
 
     def stop(self) -> None:
         """Cancel whatever is still queued, stop the daemons (slurmd first), remove the work folder."""
