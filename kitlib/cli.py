@@ -9,7 +9,7 @@ import time
 import warnings
 from pathlib import Path
 
-from kitlib import adaptive, fleet
+from kitlib import adaptive, fleet, fleet_install, fleet_outcome
 from kitlib.analyse import against, analysis, claims, pooled, stability, tour
 from kitlib.core import naming, paths, signals
 from kitlib.core.errors import KitError, Notice, PlanError
@@ -615,13 +615,11 @@ def cmd_fleet_run(args: argparse.Namespace) -> int:
     outcomes = fleet.run(machines, args.experiment, options, output, timeout_s=as_seconds("timeout", args.timeout))
     failed = [o for o in outcomes if o.status != "done"]
     print(f"fleet: {len(outcomes) - len(failed)} of {len(outcomes)} host(s) done; {output / 'fleet.json'}")
-    print("\n".join(fleet.summary_lines(outcomes)))
+    print("\n".join(fleet_outcome.summary_lines(outcomes)))
     return 1 if failed else 0
 
 
 def cmd_fleet_install(args: argparse.Namespace) -> int:
-    from kitlib import fleet_install
-
     done = fleet_install.install(fleet.load(args.fleet_file), only_python=args.only_python)
     failed = [d for d in done if d[1] != "done"]
     print(f"fleet install: {len(done) - len(failed)} of {len(done)} host(s) installed")

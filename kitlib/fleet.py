@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from kitlib import slurm as slurm_backend
 from kitlib.core import hostnames, naming
 from kitlib.core.errors import EnvironmentUnavailable, KitError, PlanError
+from kitlib.fleet_outcome import Outcome
 from kitlib.measure import inventory
 from kitlib.measure.host import ssh
 from kitlib.results import bundles
@@ -128,30 +129,6 @@ def checked_run_options(options: list[str]) -> list[str]:
         if option.split("=", 1)[0] in FLEET_DECIDES:
             raise PlanError(f"fleet: {option.split('=', 1)[0]} is the fleet's to decide (each host measures itself)")
     return list(options)
-
-
-@dataclass
-class Outcome:
-    """What became of one host's part of the fleet run."""
-
-    host: str
-    target: str
-    status: str = "pending"  # done | failed
-    reason: str = ""
-    bundle: Path | None = None
-    runs: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "host": self.host,
-            "target": self.target,
-            "status": self.status,
-            "reason": self.reason,
-            "bundle": str(self.bundle) if self.bundle else None,
-            "runs": self.runs,
-            "seconds": round(self.seconds, 1),
-        }
 
 
 class _Connections:
@@ -297,14 +274,3 @@ def _tail(text: str, lines: int = 6) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())[:600]
-
-
-def summary_lines(outcomes: list[Outcome]) -> list[str]:
-    """One line per host for the terminal: done with its bundle, or failed with its reason."""
-    lines = []
-    for o in outcomes:
-        if o.status == "done":
-            lines.append(f"  {o.host:<16} done    {o.seconds:6.0f} s  {o.bundle} ({', '.join(o.runs)})")
-        else:
-            lines.append(f"  {o.host:<16} FAILED  {o.seconds:6.0f} s  {o.reason}")
-    return lines

@@ -34,17 +34,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kitlib.core import hostnames
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.core.parameters import as_seconds
+from kitlib.fleet_outcome import Outcome
 from kitlib.results import bundles
-
-if TYPE_CHECKING:
-    from kitlib.fleet import Outcome
 
 TOOLS = ("sbatch", "squeue", "scontrol", "scancel")
 #: how often the job is looked at while it runs, and how long a cancelled job may take to end
@@ -230,8 +227,6 @@ def _outcomes(
     states: dict[int, tuple[str, str, str, float]],
     overran: str,
 ) -> list[Outcome]:
-    from kitlib.fleet import Outcome
-
     outcomes, names, machines = [], set(), set()
     for index in range(settings.nodes):
         task = folder / f"task-{index}"

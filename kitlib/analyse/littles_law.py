@@ -16,12 +16,17 @@ import pandas as pd
 from kitlib import specs
 
 TOLERANCE = 0.15
+#: where a point counts its requests (the web tier), X is that count over the window, and the count of
+#: a window holding n requests varies by about 1/√n by itself: a point is flagged only beyond this many
+#: of those standard errors too, so that 43 requests (±15% by counting alone) are no broken measurement
+COUNTING_SIGMAS = 3.0
 #: latency unit -> seconds
 _SECONDS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
-    """One row per closed-loop point and run: N, X, R, X·R, relative error, flag and likely cause."""
+    """One row per closed-loop point and run: N, X, R, X·R, relative error, the requests counted (where
+    the point counts them), the tolerance that applies, flag and likely cause."""
     rows = []
     for (experiment, workload), part in df.groupby(["experiment", "workload"], sort=True) if not df.empty else []:
         schema = specs.schema(str(experiment))
@@ -39,7 +44,9 @@ def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
         x = part[part["metric"] == loop.throughput].set_index(keys)["value"].rename("X")
         r = part[part["metric"] == loop.latency].set_index(keys)
         r_seconds = (r["value"] * r["unit"].map(_SECONDS)).rename("R_seconds")
-        joined = pd.concat([x, r_seconds], axis=1, join="inner").reset_index()
+        counted = part[part["metric"] == "requests"].set_index(keys)["value"].rename("requests")
+        joined = pd.concat([x, r_seconds], axis=1, join="inner")
+        joined = joined.join(counted[~counted.index.duplicated()], how="left").reset_index()
         if any(c not in point for c in loop.think):
             continue  # records that do not say how long the users thought cannot be checked
         for _, row in joined.iterrows():
@@ -47,6 +54,9 @@ def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
             z = sum(float(row[c]) for c in loop.think) / len(loop.think) if loop.think else 0.0
             xr = row["X"] * (row["R_seconds"] + z)
             error = (xr - n) / n
+            allowed = tolerance
+            if pd.notna(row["requests"]) and row["requests"] > 0:
+                allowed = max(tolerance, COUNTING_SIGMAS / float(row["requests"]) ** 0.5)
             rows.append(
                 {
                     **{k: row[k] for k in keys},
@@ -56,8 +66,10 @@ def check(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
                     "Z_s": z,
                     "XR": xr,
                     "relative_error": error,
-                    "flagged": abs(error) > tolerance,
-                    "likely_cause": cause(error, tolerance),
+                    "requests": row["requests"],
+                    "tolerance": allowed,
+                    "flagged": abs(error) > allowed,
+                    "likely_cause": cause(error, allowed),
                 }
             )
     return pd.DataFrame(rows)

@@ -71,3 +71,35 @@ def test_real_redis_capture_shows_client_queuing():
     # this capture ran client and server on one loopback host: X·R = 54 of 80, the client queued
     assert row["relative_error"] == pytest.approx(-0.3255, abs=1e-3)
     assert row["flagged"] and "queued in the client" in row["likely_cause"]
+
+
+def webtier_rows(users: int, requests: float, window_s: float, latency_ms: float) -> list[dict]:
+    common = {
+        "experiment": "webtier",
+        "workload": "cloudstone",
+        "env": "native",
+        "run_id": "x",
+        "repetition": 0,
+        "users": users,
+        "think_min_s": 1.0,
+        "think_max_s": 3.0,
+        "operation": "Aggregated",
+    }
+    return [
+        {**common, "metric": "throughput", "value": requests / window_s, "unit": "req/s"},
+        {**common, "metric": "latency_mean", "value": latency_ms, "unit": "ms"},
+        {**common, "metric": "requests", "value": requests, "unit": "requests"},
+    ]
+
+
+def test_a_point_of_few_requests_is_not_flagged_for_what_counting_them_alone_moves():
+    """43 requests in 8 s at 10 users: X·(R + Z) 16% above N, and ±15% is the counting noise of 43 (1/√43),
+    so it is within 3 of those; 4300 requests off by the same 16% are a broken measurement."""
+    few = littles_law.check(pd.DataFrame(webtier_rows(10, 43, 8.0, 160.0))).iloc[0]
+    assert few["relative_error"] == pytest.approx(0.161, abs=1e-3) and not few["flagged"]
+    assert few["tolerance"] == pytest.approx(3 / 43**0.5)
+    many = littles_law.check(pd.DataFrame(webtier_rows(10, 4300, 800.0, 160.0))).iloc[0]
+    assert many["relative_error"] == pytest.approx(0.161, abs=1e-3) and many["flagged"]
+    assert many["tolerance"] == pytest.approx(littles_law.TOLERANCE)
+    # a point that does not count its requests (Redis) keeps the fixed tolerance
+    assert littles_law.check(pd.DataFrame(redis_rows(4, 100_000, 400))).iloc[0]["tolerance"] == littles_law.TOLERANCE

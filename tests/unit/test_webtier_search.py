@@ -30,14 +30,22 @@ def records(users: int, p90_ms: dict[str, float], errors: float = 0.0, env: str 
     return pd.DataFrame(rows)
 
 
-def test_the_sample_passes_at_every_population_it_measured():
-    """The sample's p90s are far below 250 ms and no request failed: every population passes, and the
-    peak is the largest one measured."""
-    sample = pd.concat(pd.read_csv(f) for f in SAMPLE.glob("*/records.csv"))
+def test_the_samples_peaks_are_where_its_searches_stopped():
+    """Native, the Docker labels and LXC pass at every population up to the quick profile's limit (480);
+    the emulated guest and Docker in it fail from 20 users, and the search between 10 and 20 stops at
+    15. No request failed anywhere."""
+    sample = pd.concat(pd.read_csv(f, low_memory=False) for f in SAMPLE.glob("*/records.csv"))
     table = population_verdicts(sample)
-    assert len(table) == 4 and table["passes"].all() and (table["errors"] == 0).all()
-    for _, part in table.groupby("env"):
-        assert peak_of(part) == part["users"].max()
+    assert (table["errors"] == 0).all()
+    peaks = {env: peak_of(part) for env, part in table.groupby("env")}
+    emulated = {"qemu-tcg", "docker-in-qemu-tcg"}
+    assert {env: peak for env, peak in peaks.items() if env in emulated} == dict.fromkeys(emulated, 15)
+    for env, part in table.groupby("env"):
+        failing = part.loc[~part["passes"], "users"]
+        first_failure = failing.min() if len(failing) else None
+        assert peaks[env] == part.loc[part["passes"] & (part["users"] < (first_failure or 10**9)), "users"].max()
+        if env not in emulated:
+            assert part["passes"].all() and peaks[env] == 480
 
 
 def test_an_operation_over_its_threshold_or_a_failed_request_fails_the_population():
