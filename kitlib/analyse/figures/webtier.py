@@ -6,6 +6,8 @@ pass/fail on the 90th percentile)."""
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from kitlib import specs
@@ -57,15 +59,33 @@ def _operation_panels(axes, rows: pd.DataFrame, limits: dict[str, float], what: 
                 legend(ax)
                 continue
             grouped_bars(ax, chosen, "operation", present, f"{name} latency (ms, log scale)")
+            ax.get_legend().remove()  # one legend for the figure (`shared_legend`)
             half = 0.4 / max(chosen["env"].nunique(), 1)  # half a bar: grouped_bars shares 0.8 among them
             for i, op in enumerate(present):
                 ax.hlines(limits[op], i - half, i + 0.8 - half, colors="red", linestyles="--", linewidth=1)
             # a log axis: milliseconds of a small machine and the 250/500 ms thresholds both readable
             ax.set_yscale("log")
             readable_log_ticks(ax.yaxis)
-            ax.set_ylim(top=3 * max(limits[op] for op in present))  # room above the thresholds for the legend
-            ax.legend(fontsize=7, loc="upper right", ncol=len(set(chosen["env"])))
+            # the thresholds and every bar in view, the bars from the decade below the smallest (a log
+            # axis left to itself started them just under it, and a 10% difference looked twofold)
+            means = chosen.groupby(["env", "operation"])["value"].mean()
+            smallest = means[means > 0].min() if (means > 0).any() else 1.0
+            ax.set_ylim(
+                bottom=10 ** math.floor(math.log10(smallest)),
+                top=max(ax.get_ylim()[1], 1.5 * max(limits[op] for op in present)),
+            )
             ax.set_title(f"{name}, {title} ({what[col]}), {users} users; dashed: threshold", fontsize=10)
+
+
+def shared_legend(fig, axes) -> None:
+    """One legend under the panels, which draw the same environments in the same colours: six
+    environments' entries inside each panel covered its bars and lines."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    if handles:
+        fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=min(len(handles), 3), fontsize=8)
 
 
 @hosts.one_host(hosts.SD)
@@ -102,7 +122,8 @@ def latency_figures(df: pd.DataFrame):
         ax.set_ylabel(f"{'mean' if metric == 'latency_mean' else '90th percentile'} latency, all operations (ms)")
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        legend(ax, fontsize=7)
+    swept = [ax for ax in axes[2] if ax.get_legend_handles_labels()[0]]
+    shared_legend(fig, swept or list(axes[:2].flat))  # the sweep's entries name each environment's peak
     axes[2, 0].set_title(
         "users sweep; peak: the most users with every operation's p90 within its threshold", fontsize=10
     )
@@ -126,6 +147,7 @@ def scaleout_figures(df: pd.DataFrame):
     rows = df[df["operation"].isin(OPERATIONS)]
     fig, axes = plt.subplots(2, 2, figsize=(13, 8), constrained_layout=True)
     _operation_panels(axes, rows, thresholds_of(df), ("Fig. 4", "Fig. 5"))
+    shared_legend(fig, list(axes.flat))
     fig.suptitle(
         f"Web tier scaled out: {most} instances, users per instance, placement {placements or 'default'}; "
         "bars: mean over instances and runs"
