@@ -42,8 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from kitlib import slurm as slurm_backend
 from kitlib.core import hostnames, naming
-from kitlib.core.errors import EnvironmentUnavailable, KitError, PlanError
-from kitlib.fleet_outcome import Outcome
+from kitlib.core.errors import EnvironmentUnavailable, PlanError
+from kitlib.fleet_outcome import Outcome, failure_reason, last_words
 from kitlib.measure import inventory
 from kitlib.measure.host import ssh
 from kitlib.results import bundles
@@ -102,6 +102,11 @@ class Fleet(BaseModel):
         if twice:
             raise ValueError(f"every host needs a name of its own; named twice: {twice}")
         return self
+
+    def connect(self, host: FleetHost):
+        """An open SSH connection to one of its hosts, with the fleet's key and pinned host keys."""
+        key = str(self.ssh.key) if self.ssh.key else None
+        return ssh.connect(host.target, key_filename=key, known_hosts=str(self.ssh.known_hosts))
 
 
 def load(path: str | Path) -> Fleet:
@@ -229,19 +234,15 @@ class _Job:
             say(
                 f"{host.label}: done in {time.monotonic() - begun:.0f} s: {', '.join(outcome.runs)} -> {outcome.bundle}"
             )
-        except (KitError, OSError, EOFError) as exc:
-            outcome.status, outcome.reason = "failed", _one_line(str(exc))
-            say(f"{host.label}: FAILED: {outcome.reason}")
-        except Exception as exc:  # paramiko's and invoke's own errors: a lost host, whatever the library says
-            outcome.status, outcome.reason = "failed", _one_line(f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # the kit's, the system's and the SSH libraries' errors alike: this host's
+            outcome.status, outcome.reason = "failed", failure_reason(exc)
             say(f"{host.label}: FAILED: {outcome.reason}")
         finally:
             outcome.seconds = time.monotonic() - begun
 
     def _measure_and_fetch(self) -> None:
         fleet, host, outcome, experiment, label = self.fleet, self.host, self.outcome, self.experiment, self.label
-        key = str(fleet.ssh.key) if fleet.ssh.key else None
-        connection = ssh.connect(host.target, key_filename=key, known_hosts=str(fleet.ssh.known_hosts))
+        connection = fleet.connect(host)
         self.connections.add(connection)
         try:
             folder = f"{host.results}/{label}"
@@ -250,27 +251,19 @@ class _Job:
             code, said = ssh.run(connection, ["sh", "-c", WATCHED, "sh", *argv], self.timeout_s)
             if not ssh.alive(connection):
                 lost = f"lost the connection during kit run (no answer for {ssh.LOST_AFTER_S:.0f} s)"
-                raise EnvironmentUnavailable(f"{lost}: {_tail(said) or 'no output'}")
+                raise EnvironmentUnavailable(f"{lost}: {last_words(said) or 'no output'}")
             if code is None:
-                raise EnvironmentUnavailable(f"kit run overran {self.timeout_s:.0f} s (stopped): {_tail(said)}")
+                raise EnvironmentUnavailable(f"kit run overran {self.timeout_s:.0f} s (stopped): {last_words(said)}")
             if code != 0:
-                raise EnvironmentUnavailable(f"kit run exited {code}: {_tail(said)}")
+                raise EnvironmentUnavailable(f"kit run exited {code}: {last_words(said)}")
             remote_bundle = f"{folder}/{host.label}.tar.gz"
             bundled = [host.kit, "bundle", f"{folder}/{experiment}", "-o", remote_bundle]
             code, said = ssh.run(connection, bundled, BUNDLE_TIMEOUT_S)
             if code != 0:
-                raise EnvironmentUnavailable(f"kit bundle exited {code}: {_tail(said)}")
+                raise EnvironmentUnavailable(f"kit bundle exited {code}: {last_words(said)}")
             local = self.output / f"{host.label}.tar.gz"
             connection.get(remote_bundle, local=str(local))
             found = bundles.verify(local)
             outcome.bundle, outcome.runs = local, [f"{e}/{r}" for e, r in found.runs]
         finally:
             connection.close()
-
-
-def _tail(text: str, lines: int = 6) -> str:
-    return slurm_backend.last_words(text, lines)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:600]

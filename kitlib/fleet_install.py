@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kitlib.core import paths
-from kitlib.core.errors import EnvironmentUnavailable, KitError, PlanError
+from kitlib.core.errors import EnvironmentUnavailable, PlanError
+from kitlib.fleet_outcome import failure_reason, last_words
 from kitlib.measure.host import ssh
 
 #: what a project folder holds that is not the project: its environment, its runs and their drawings
@@ -85,8 +86,7 @@ def install(
 def _one(fleet, host, folder: str, archive: Path, target: str, say: Callable[[str], None]) -> tuple[str, str, str]:
     begun = time.monotonic()
     try:
-        key = str(fleet.ssh.key) if fleet.ssh.key else None
-        connection = ssh.connect(host.target, key_filename=key, known_hosts=str(fleet.ssh.known_hosts))
+        connection = fleet.connect(host)
         try:
             remote = f"{folder}/.kit-install.tar.gz"
             _checked(connection, ["mkdir", "-p", folder], UNPACK_TIMEOUT_S, "mkdir")
@@ -106,10 +106,8 @@ def _one(fleet, host, folder: str, archive: Path, target: str, say: Callable[[st
         said = f"kit {version} in {folder} ({time.monotonic() - begun:.0f} s)"
         say(f"{host.label}: installed: {said}")
         return host.label, "done", said
-    except (KitError, OSError, EOFError) as exc:
-        reason = " ".join(str(exc).split())[:600]
-    except Exception as exc:  # paramiko's and invoke's own errors: an unreachable host, whatever the library says
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:600]
+    except Exception as exc:  # the kit's, the system's and the SSH libraries' errors alike: this host's
+        reason = failure_reason(exc)
     say(f"{host.label}: FAILED: {reason}")
     return host.label, "failed", reason
 
@@ -119,6 +117,5 @@ def _checked(connection, argv: list[str], timeout: float, what: str) -> str:
     if code is None:
         raise EnvironmentUnavailable(f"{what} overran {timeout:.0f} s")
     if code != 0:
-        tail = " | ".join(line.strip() for line in said.strip().splitlines()[-6:] if line.strip())
-        raise EnvironmentUnavailable(f"{what} exited {code}: {tail}")
+        raise EnvironmentUnavailable(f"{what} exited {code}: {last_words(said)}")
     return said

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kitlib.core.errors import KitError
+
+#: a progress bar's line (`12/40 [00:31<…`): no words of what happened
+_PROGRESS = re.compile(r"\d+/\d+ \[")
 
 
 @dataclass
@@ -40,3 +46,17 @@ def summary_lines(outcomes: list[Outcome]) -> list[str]:
         else:
             lines.append(f"  {o.host:<16} FAILED  {o.seconds:6.0f} s  {o.reason}")
     return lines
+
+
+def last_words(text: str, lines: int = 6) -> str:
+    """The last lines a host's kit (or its `make`) said, on one line, its progress bars left out."""
+    said = [line.strip() for line in text.replace("\r", "\n").splitlines()]
+    said = [line for line in said if line and not _PROGRESS.search(line)]
+    return " | ".join(said[-lines:])[:600]
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a host's part failed, on one line: the kit's own errors and the system's as they read; a
+    library's (paramiko's, invoke's: a lost host, whatever the library says) with its type."""
+    text = str(exc) if isinstance(exc, (KitError, OSError, EOFError)) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())[:600]

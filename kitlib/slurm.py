@@ -25,8 +25,6 @@ cancelled: a cancelled task's kit gets SIGTERM and cleans up. Every string reach
 from __future__ import annotations
 
 import math
-import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -40,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kitlib.core import hostnames
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.core.parameters import as_seconds
-from kitlib.fleet_outcome import Outcome
+from kitlib.fleet_outcome import Outcome, last_words
 from kitlib.results import bundles
 
 TOOLS = ("sbatch", "squeue", "scontrol", "scancel")
@@ -230,11 +228,11 @@ def _outcomes(
     outcomes, names, machines = [], set(), set()
     for index in range(settings.nodes):
         task = folder / f"task-{index}"
-        node = _read(task / "node") or states.get(index, ("", "", "", math.nan))[1]
+        state, listed_node, exit_code, ran = states.get(index, ("no longer listed by the controller", "", "", math.nan))
+        node = _read(task / "node") or listed_node
         name = node if hostnames.is_name(node) and node not in names else f"task-{index}"
         names.add(name)
         outcome = Outcome(name, f"slurm {job}_{index}" + (f" on {node}" if node else ""))
-        state, _, exit_code, ran = states.get(index, ("no longer listed by the controller", "", "", math.nan))
         outcome.seconds = 0.0 if math.isnan(ran) else ran
         ended = _read(task / "exit")
         bundle = task / "bundle.tar.gz"
@@ -265,9 +263,7 @@ def _slurm(argv: list[str], missing_ok: bool = False) -> str:
     """A Slurm command's output; an error naming it when it fails (a job no longer known is no error
     where `missing_ok`)."""
     try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, env=os.environ.copy(), check=False
-        )
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
         raise EnvironmentUnavailable(f"{argv[0]}: no answer within {COMMAND_TIMEOUT_S:.0f} s") from None
     if done.returncode != 0:
@@ -282,17 +278,6 @@ def _read(path: Path) -> str:
         return path.read_text().strip()
     except OSError:
         return ""
-
-
-#: a progress bar's line (`12/40 [00:31<…`): no words of what happened
-_PROGRESS = re.compile(r"\d+/\d+ \[")
-
-
-def last_words(text: str, lines: int = 6) -> str:
-    """The last lines a kit said, on one line, its progress bars left out."""
-    said = [line.strip() for line in text.replace("\r", "\n").splitlines()]
-    said = [line for line in said if line and not _PROGRESS.search(line)]
-    return " | ".join(said[-lines:])[:600]
 
 
 def _tail(path: Path, lines: int = 6) -> str:

@@ -145,9 +145,18 @@ def test_slurm_run_times_are_read_as_seconds_and_nothing_else_is_a_number():
 
 
 def test_a_failure_is_told_in_the_kits_last_words_without_its_progress_bars():
-    from kitlib import slurm
+    from kitlib.fleet_outcome import last_words
 
     said = "redis (quick):   0%|          | 0/6 [00:00<?, ?point/s]\rredis (quick):  17%|█▋ | 1/6 [00:09<00:45]\n"
     said += "kit: run stopped by SIGTERM; the rest is left\nkit clean removes what is left\n"
-    assert slurm.last_words(said) == "kit: run stopped by SIGTERM; the rest is left | kit clean removes what is left"
-    assert slurm.last_words("") == ""
+    assert last_words(said) == "kit: run stopped by SIGTERM; the rest is left | kit clean removes what is left"
+    assert last_words("") == ""
+
+
+def test_a_hosts_failure_reads_as_one_line_naming_a_librarys_error_by_its_type():
+    from kitlib.core.errors import EnvironmentUnavailable
+    from kitlib.fleet_outcome import failure_reason
+
+    assert failure_reason(EnvironmentUnavailable("kit run\nexited 1")) == "kit run exited 1"
+    assert failure_reason(ValueError("banner")) == "ValueError: banner"
+    assert len(failure_reason(OSError("x" * 2000))) == 600
