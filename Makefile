@@ -25,7 +25,8 @@ DEBIAN_PACKAGES := docker.io debootstrap iproute2 iptables procps util-linux pyt
   gcc libc6-dev libopenblas-openmp-dev \
   nuttcp iperf3 sockperf qperf numactl qemu-system-x86 qemu-utils e2fsprogs openssh-client openssh-server \
   libvirt-clients libxml2-utils lxc chromium chromium-driver \
-  slurmctld slurmd slurm-client munge
+  slurmctld slurmd slurm-client munge \
+  crun runsc podman slirp4netns uidmap passt catatonit fuse-overlayfs systemd-container
 
 # packages whose install starts a system service: the kit starts its own servers, so these are stopped
 # (and disabled) again right after the install that brought them
@@ -94,20 +95,24 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 lab: course
 	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS)
 
-docker:
-	@if command -v docker >/dev/null && docker info >/dev/null 2>&1; then exit 0; fi; \
+# The engine the kit starts registers the OCI runtimes installed here (crun, gVisor's runsc) from
+# $(DOCKER_CONFIG_FILE); on hybrid cgroups a controller left on v2 is bound to v1 first (crun refuses otherwise).
+DOCKER_CONFIG_FILE := /var/lib/kitlib/docker-daemon.json
+docker: python
+	@if [ "$$(id -u)" = 0 ]; then $(PY) -m kitlib.measure.host.docker_runtimes prepare $(DOCKER_CONFIG_FILE); fi; \
+	if command -v docker >/dev/null && docker info >/dev/null 2>&1; then exit 0; fi; \
 	if [ "$$(id -u)" != 0 ] || ! command -v dockerd >/dev/null; then \
 	  echo "no Docker engine answers and none can be started here: Docker environments will be skipped"; exit 0; fi; \
 	if [ -d /run/systemd/system ] && systemctl start docker 2>/dev/null; then :; else \
 	  echo "starting dockerd (log: /var/log/kitlib-dockerd.log)"; \
-	  nohup dockerd >/var/log/kitlib-dockerd.log 2>&1 & \
+	  nohup dockerd --config-file $(DOCKER_CONFIG_FILE) >/var/log/kitlib-dockerd.log 2>&1 & \
 	fi; \
 	for i in $$(seq 60); do docker info >/dev/null 2>&1 && exit 0; sleep 1; done; \
 	echo "dockerd did not answer within 60 s; see /var/log/kitlib-dockerd.log"; exit 1
 
 # As root the real engine, namespaces and a TCG guest must be there: a missing one fails the tests instead of skipping them.
 comma := ,
-REQUIRE := $(if $(filter 0,$(shell id -u)),docker$(comma)netns$(comma)vm$(comma)lxc$(comma)slurm,)
+REQUIRE := $(if $(filter 0,$(shell id -u)),docker$(comma)netns$(comma)vm$(comma)lxc$(comma)slurm$(comma)runtimes$(comma)nspawn$(comma)podman,)
 
 test: setup
 	KIT_REQUIRE=$(REQUIRE) $(PY) -m pytest -q

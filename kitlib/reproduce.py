@@ -1,6 +1,8 @@
 """`make reproduce`: every experiment's profile on every environment this host offers, then the analysis.
 
-KVM joins when it really works here; software emulation (`qemu-tcg`) is never included unasked,
+KVM joins when it really works here, and so do the isolation mechanisms this host offers beyond
+Docker's default (other OCI runtimes, Podman rootful and rootless, systemd-nspawn) for the
+experiments that compare them; software emulation (`qemu-tcg`) is never included unasked,
 because it measures an emulator, not a hypervisor. Every run is planned `--until-decided`: after the
 profile's repetitions of every experiment, the time left in the budget goes to repetitions of what
 undecided claims need (`kitlib.adaptive`), the intervals kept valid over those looks
@@ -24,6 +26,19 @@ from kitlib.measure.store import RunStore
 from kitlib.notebooks import execute, execute_experiment
 
 VM_LABELS_WHEN_KVM = ("kvm", "kvm-tuned")
+#: one label per isolation mechanism, measured where `kit envs` says it runs here: the runtimes and
+#: sandboxes compared since 2014, on the workloads that tell them apart (syscalls, network, I/O, start)
+ISOLATION_LABELS = (
+    "docker-host-volume+runtime=crun",
+    "docker-host-volume+runtime=runsc",
+    "docker-host-volume+runtime=runsc-hostinet",
+    "podman-host-volume",
+    "podman-nat-volume",
+    "podman-rootless-nat-volume+slirp4netns",
+    "podman-rootless-nat-volume+pasta",
+    "nspawn",
+)
+ISOLATION_EXPERIMENTS = ("redis", "net", "startup", "block")
 ANALYSIS_NOTEBOOKS = ("statistics", "figures", "littles-law", "claims")
 #: what the quick profile promises on a 2-core machine: every experiment here, repetitions added until
 #: the claims are decided, then the analysis (the profile's repetitions alone take about half of it)
@@ -50,9 +65,13 @@ def _prove_kvm() -> None:
         print(f"KVM not tested: {str(exc).splitlines()[0][:300]}")
 
 
-def environments_for(default_envs, offered: dict[str, bool]) -> list[str]:
-    chosen = [label for label in default_envs if offered.get(label.split("+")[0])]
+def environments_for(default_envs, offered: dict[str, bool], experiment: str | None = None) -> list[str]:
+    """An experiment's default labels this host offers, KVM's where it works, and the isolation labels
+    offered here (`offered`: `kit envs`' rows, a label with its options where it lists one so)."""
+    chosen = [label for label in default_envs if offered.get(label, offered.get(label.split("+")[0]))]
     chosen += [label for label in VM_LABELS_WHEN_KVM if offered.get(label) and label not in chosen]
+    if experiment in ISOLATION_EXPERIMENTS:
+        chosen += [label for label in ISOLATION_LABELS if offered.get(label) and label not in chosen]
     return chosen
 
 
@@ -85,7 +104,7 @@ def reproduce(
     plans = {}
     for name in only or specs.names():
         experiment = experiments.get(name)
-        envs = environments_for(experiment.envs_for(), offered)
+        envs = environments_for(experiment.envs_for(), offered, name)
         if not envs:
             print(f"{name}: no environment available, skipped")
             continue

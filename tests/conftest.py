@@ -1,7 +1,8 @@
 """Shared fixtures: a real Docker engine, root for namespaces, and checks that nothing is left behind.
 
 Where a requirement is missing the test is skipped, unless KIT_REQUIRE names it (make test sets
-KIT_REQUIRE=docker,netns,vm,lxc,slurm as root), in which case the missing requirement is a failure.
+KIT_REQUIRE=docker,netns,vm,lxc,slurm,runtimes,nspawn,podman as root), in which case the missing
+requirement is a failure.
 """
 
 from __future__ import annotations

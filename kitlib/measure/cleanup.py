@@ -11,7 +11,7 @@ from kitlib.core import naming, paths
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.core.procs import owned_processes, pid_alive
 from kitlib.measure.environments.lxc import orphaned_containers
-from kitlib.measure.host import commands, forwarding
+from kitlib.measure.host import commands, forwarding, stranded_shims
 from kitlib.measure.host.docker_engine import docker_client
 from kitlib.measure.store import stale_temp_files
 
@@ -39,7 +39,7 @@ def clean_docker() -> list[str]:
             continue
         volume.remove(force=True)
         removed.append(f"volume {volume.name}")
-    return removed
+    return removed + stranded_shims.release_all(client)
 
 
 def clean_processes() -> list[str]:
@@ -128,6 +128,17 @@ def clean_vms() -> list[str]:
     return cleanup_leftovers()
 
 
+def clean_kind(module: str) -> list[str]:
+    """What an environment kind's own module finds its killed runs left (`clean_leftovers` there)."""
+    import importlib
+
+    try:
+        clean = importlib.import_module(f"kitlib.measure.environments.{module}").clean_leftovers
+    except (ImportError, AttributeError):
+        return []
+    return clean()
+
+
 def clean_leftovers() -> list[str]:
     # the peer namespaces first: their load generators stop before the servers they talk to disappear;
     # VMs and system containers before links: a tap or veth goes once its user has exited
@@ -136,6 +147,8 @@ def clean_leftovers() -> list[str]:
         + clean_namespaces()
         + clean_vms()
         + clean_system_containers()
+        + clean_kind("nspawn")
+        + clean_kind("podman")
         + clean_links()
         + clean_docker()
         + clean_scratch()

@@ -36,7 +36,16 @@ from kitlib.measure.parsers import kit_gups, kit_linpack, kit_stream
 from kitlib.specs.labels import is_emulated, parse_label
 
 #: seconds to start and stop one environment of a kind (segments of a run), before history refines it
-START_STOP_SECONDS = {"native": 0.5, "docker": 2.0, "lxc": 12.0, "vm": 90.0, "docker-in-vm": 150.0}
+START_STOP_SECONDS = {
+    "native": 0.5,
+    "docker": 2.0,
+    "podman": 3.0,
+    "podman-rootless": 4.0,
+    "lxc": 12.0,
+    "nspawn": 8.0,
+    "vm": 90.0,
+    "docker-in-vm": 150.0,
+}
 #: how much slower compute runs under software emulation than on the host's CPU (a round figure from
 #: QEMU TCG guests of the sample: Linpack 30-60x, xz and the servers 10-30x)
 EMULATION_SLOWDOWN = 30.0

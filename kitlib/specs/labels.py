@@ -22,9 +22,9 @@ class EnvSpec:
     """An environment label taken apart into its options: the description of an environment, not one running."""
 
     label: str
-    kind: str  # native | docker | vm | lxc | docker-in-vm
-    network: str | None = None  # host | nat (docker); user | tap (vm)
-    storage: str | None = None  # volume | overlay (docker); raw | qcow2 (vm)
+    kind: str  # native | docker | podman | podman-rootless | vm | lxc | nspawn | docker-in-vm
+    network: str | None = None  # host | nat (docker, podman); slirp4netns | pasta (rootless podman's NAT); tap (vm)
+    storage: str | None = None  # volume | overlay (docker, podman); raw | qcow2 (vm); dir (lxc, nspawn)
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -39,6 +39,34 @@ BASE_LABELS: dict[str, tuple[str, str | None, str | None, str]] = {
     "kvm-tuned": ("vm", "tap", "raw", "QEMU with KVM, vCPUs pinned, host CPU model and topology, huge pages"),
     "qemu-tcg": ("vm", "tap", "raw", "QEMU with software emulation (TCG): an emulator, not a hypervisor"),
     "lxc": ("lxc", "routed", "dir", "LXC system container: the image's root filesystem booting its own init"),
+    "podman-host-volume": ("podman", "host", "volume", "Podman (rootful), --net=host, data on a volume"),
+    "podman-host-overlay": ("podman", "host", "overlay", "Podman (rootful), --net=host, data in the overlay fs"),
+    "podman-nat-volume": ("podman", "nat", "volume", "Podman (rootful), bridge + NAT port mapping, data on a volume"),
+    "podman-nat-overlay": ("podman", "nat", "overlay", "Podman (rootful), bridge + NAT, data in the overlay fs"),
+    "podman-rootless-host-volume": (
+        "podman-rootless",
+        "host",
+        "volume",
+        "Podman run by an unprivileged user (user namespace), host network, data on a volume",
+    ),
+    "podman-rootless-nat-volume": (
+        "podman-rootless",
+        "nat",
+        "volume",
+        "Podman run by an unprivileged user, user-mode NAT (+slirp4netns or +pasta), data on a volume",
+    ),
+    "podman-rootless-nat-overlay": (
+        "podman-rootless",
+        "nat",
+        "overlay",
+        "Podman run by an unprivileged user, user-mode NAT (+slirp4netns or +pasta), data in the overlay fs",
+    ),
+    "nspawn": (
+        "nspawn",
+        "routed",
+        "dir",
+        "systemd-nspawn system container: the image's root filesystem booting systemd",
+    ),
     "docker-in-kvm": (
         "docker-in-vm",
         "nat",
@@ -64,17 +92,25 @@ _SUFFIXES = {
     "hostnet": (r"", lambda _v: True, "host networking for Docker inside the VM"),
     "qcow2": (r"", lambda _v: True, "VM disk as qcow2 instead of raw"),
     "volume": (r"", lambda _v: True, "a volume for the data of Docker inside the VM"),
+    "runtime": (r"=[a-z][a-z0-9._-]{0,39}", lambda v: v[1:], "OCI runtime, as registered with the engine"),
+    "slirp4netns": (r"", lambda _v: True, "rootless NAT through slirp4netns (a user-mode TCP/IP stack)"),
+    "pasta": (r"", lambda _v: True, "rootless NAT through pasta (passt: the host's sockets, no user-mode stack)"),
     "replica": (r"", lambda _v: True, "a second series of the same environment (A/A control)"),
 }
 #: the longest label (every option with its largest value fits in a third of it)
 MAX_LABEL = 200
+#: the ways rootless Podman reaches its containers' network (one is chosen on a `podman-rootless-nat-*` label)
+ROOTLESS_NETWORKS = ("slirp4netns", "pasta")
 #: options any kind takes (they change how a series is scheduled, not the environment itself)
 UNIVERSAL_OPTIONS = {"replica"}
 
 
 #: the options each kind honours (any other is refused, never silently ignored)
 _OPTIONS_BY_KIND = {
-    "docker": {"shares", "quota", "period", "cpus", "mem", "numa"},
+    "docker": {"shares", "quota", "period", "cpus", "mem", "numa", "runtime"},
+    "podman": {"shares", "quota", "period", "cpus", "mem", "numa"},
+    "podman-rootless": {"cpus", "slirp4netns", "pasta"},
+    "nspawn": {"cpus"},
     "vm": {"mem", "qcow2", "numa"},
     "lxc": {"cpus", "mem"},
     "docker-in-vm": {"mem", "hostnet", "volume"},
@@ -82,7 +118,14 @@ _OPTIONS_BY_KIND = {
 
 
 def known_labels() -> list[str]:
-    return list(BASE_LABELS)
+    """Every label without options a user can write: a rootless NAT base once per user-mode network."""
+    labels = []
+    for base, (kind, network, _, _) in BASE_LABELS.items():
+        if kind == "podman-rootless" and network == "nat":
+            labels += [f"{base}+{mode}" for mode in ROOTLESS_NETWORKS]
+        else:
+            labels.append(base)
+    return labels
 
 
 def parse_label(label: str) -> EnvSpec:
@@ -111,6 +154,8 @@ def parse_label(label: str) -> EnvSpec:
         if kind != "vm":
             raise PlanError(f"{label!r}: qcow2 applies to VM environments only")
         storage = "qcow2"
+    if kind == "podman-rootless":
+        network = _rootless_network(label, network, options)
     if kind == "docker-in-vm":
         network = "host" if options.get("hostnet") else network
         storage = "volume" if options.get("volume") else storage
@@ -119,6 +164,22 @@ def parse_label(label: str) -> EnvSpec:
         allowed = ", ".join(sorted(_OPTIONS_BY_KIND[kind]))
         raise PlanError(f"{label!r}: option(s) {', '.join(unsupported)} do not apply to {kind}; it takes: {allowed}")
     return EnvSpec(label=label, kind=kind, network=network, storage=storage, options=options)
+
+
+def _rootless_network(label: str, network: str | None, options: dict[str, Any]) -> str | None:
+    """Rootless Podman's NAT is user-mode networking: the label names which (one environment has one
+    label, so there is no default); a host-network label takes neither."""
+    chosen = [name for name in ROOTLESS_NETWORKS if options.get(name)]
+    if network == "host":
+        if chosen:
+            raise PlanError(f"{label!r}: +{chosen[0]} is rootless NAT; a host-network label takes no network mode")
+        return network
+    if len(chosen) != 1:
+        raise PlanError(
+            f"{label!r}: rootless NAT goes through one user-mode network: add +slirp4netns or +pasta"
+            + (" (not both)" if chosen else "")
+        )
+    return chosen[0]
 
 
 def _options(label: str, suffixes: list[str]) -> dict[str, str]:
@@ -164,7 +225,9 @@ def _one_spelling(label: str, base: str, given: dict[str, str]) -> None:
 #: the labels whose CPU is emulated in software (QEMU TCG): they measure an emulator, never a hypervisor
 EMULATED = ("qemu-tcg", "docker-in-qemu-tcg")
 #: the kinds that run the kit's benchmark image (a container's image, a guest's root, LXC's rootfs)
-IMAGE_KINDS = ("docker", "vm", "lxc", "docker-in-vm")
+IMAGE_KINDS = ("docker", "podman", "podman-rootless", "vm", "lxc", "nspawn", "docker-in-vm")
+#: the kinds whose environment is an OCI container reached through an engine's Docker-compatible API
+CONTAINER_KINDS = ("docker", "podman", "podman-rootless")
 
 
 def is_emulated(label: str) -> bool:
@@ -178,6 +241,20 @@ def replicated(label: str) -> str | None:
     if "replica" not in parts:
         return None
     return "+".join(p for p in parts if p != "replica")
+
+
+#: record columns of options whose name a workload's parameter already takes (fio's `runtime`)
+OPTION_COLUMNS = {"runtime": "oci_runtime"}
+
+
+def option_columns(options: dict[str, Any]) -> dict[str, Any]:
+    """A label's options as record columns (`+replica` is the series, not a configuration)."""
+    return {OPTION_COLUMNS.get(name, name): value for name, value in options.items() if name != "replica"}
+
+
+def slug(label: str) -> str:
+    """A label as a part of a container's, file's or machine's name (letters, digits, `.`, `_`, `-`)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", label)
 
 
 def describe_label(label: str) -> str:

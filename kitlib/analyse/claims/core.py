@@ -32,7 +32,7 @@ from kitlib import specs
 from kitlib.core import drift, run_order, sequential, stats
 from kitlib.core.errors import PlanError
 from kitlib.core.records import BOOKKEEPING_COLUMNS
-from kitlib.specs.labels import EMULATED, parse_label, replicated
+from kitlib.specs.labels import BASE_LABELS, EMULATED, parse_label, replicated
 
 REPRODUCED, NOT_REPRODUCED = "reproduced", "not reproduced"
 PAPER, DERIVED = "paper", "derived"  # the paper's own finding, or the kit's derivation from a sentence
@@ -75,6 +75,9 @@ ENV_OPTION_COLUMNS = {
     "hostnet",
     "volume",
     "replica",
+    "oci_runtime",
+    "slirp4netns",
+    "pasta",
     "filesystem",
     "storage",
     "containers",  # how many containers a scale-out's instances run in: 0 native, N on Docker labels
@@ -178,10 +181,7 @@ def base_and_options(label: str) -> tuple[str, dict[str, object]]:
 
 def kind_of(label: str) -> str | None:
     base = str(label).split("+")[0]
-    try:
-        return parse_label(base).kind
-    except PlanError:
-        return None
+    return BASE_LABELS[base][0] if base in BASE_LABELS else None
 
 
 def is_replica(label: str) -> bool:

@@ -25,8 +25,24 @@ ENV_COLOURS = {
     "kvm-tuned": "#98df8a",
     "qemu-tcg": "#9467bd",
     "lxc": "#8c564b",
+    "nspawn": "#c49c94",
+    "podman-host-volume": "#393b79",
+    "podman-host-overlay": "#6b6ecf",
+    "podman-nat-volume": "#8c6d31",
+    "podman-nat-overlay": "#e7ba52",
+    "podman-rootless-host-volume": "#637939",
+    "podman-rootless-nat-volume": "#b5cf6b",
+    "podman-rootless-nat-overlay": "#cedb9c",
     "docker-in-kvm": "#bcbd22",
     "docker-in-qemu-tcg": "#e377c2",
+}
+#: a Docker label under another OCI runtime (`+runtime=NAME`) takes its runtime's colour and marker,
+#: so `docker-host-volume` and `docker-host-volume+runtime=runsc` are told apart in one figure
+RUNTIME_STYLES = {
+    "runc": ("#1f77b4", "D"),
+    "crun": ("#7b4173", "s"),
+    "runsc": ("#843c39", "^"),
+    "runsc-hostinet": ("#d6616b", "v"),
 }
 
 
@@ -46,8 +62,12 @@ def env_label(env: str) -> str:
 
 def env_style(env: str) -> dict:
     """Colour, line and marker of an environment's series (emulation dashed)."""
-    base = env.split("+")[0]
-    return {"color": ENV_COLOURS.get(base), "linestyle": "--" if "qemu-tcg" in base else "-", "marker": "o"}
+    base, *options = env.split("+")
+    runtime = next((o.split("=", 1)[1] for o in options if o.startswith("runtime=")), None)
+    colour, marker = (
+        RUNTIME_STYLES.get(runtime, (ENV_COLOURS.get(base), "P")) if runtime else (ENV_COLOURS.get(base), "o")
+    )
+    return {"color": colour, "linestyle": "--" if "qemu-tcg" in base else "-", "marker": marker}
 
 
 def mean_std(df, x: str, metric: str, **filters):
@@ -114,9 +134,15 @@ def legend(ax, **kwargs) -> None:
 
 
 def env_order(rows) -> list:
-    """Environments in the kit's fixed order (native first), unknown labels last."""
+    """Environments in the kit's fixed order (native first; a label with options beside its base),
+    unknown labels last."""
     known = list(ENV_COLOURS)
-    return sorted(rows["env"].unique(), key=lambda e: (known.index(e) if e in known else 99, e))
+
+    def position(env: str) -> tuple[int, str]:
+        base = env.split("+")[0]
+        return (known.index(base) if base in known else 99, env)
+
+    return sorted(rows["env"].unique(), key=position)
 
 
 def grouped_bars(ax, rows, group: str, groups: list[str], ylabel: str, values: str | None = None) -> None:

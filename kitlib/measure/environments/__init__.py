@@ -9,7 +9,17 @@ from dataclasses import dataclass
 
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.measure.environments.base import CommandResult, Environment, Layout, Service
-from kitlib.specs.labels import BASE_LABELS, IMAGE_KINDS, EnvSpec, describe_label, known_labels, parse_label
+from kitlib.measure.host import docker_runtimes
+from kitlib.measure.host.docker_engine import docker_client
+from kitlib.measure.image import base_here
+from kitlib.specs.labels import (
+    IMAGE_KINDS,
+    ROOTLESS_NETWORKS,
+    EnvSpec,
+    describe_label,
+    known_labels,
+    parse_label,
+)
 
 #: kind -> "module:Class"; more kinds (system containers, containers in a VM) register here.
 _KINDS = {
@@ -17,6 +27,9 @@ _KINDS = {
     "docker": "kitlib.measure.environments.docker:DockerEnvironment",
     "vm": "kitlib.measure.environments.vm:VmEnvironment",
     "lxc": "kitlib.measure.environments.lxc:LxcEnvironment",
+    "nspawn": "kitlib.measure.environments.nspawn:NspawnEnvironment",
+    "podman": "kitlib.measure.environments.podman:PodmanEnvironment",
+    "podman-rootless": "kitlib.measure.environments.podman:PodmanEnvironment",
     "docker-in-vm": "kitlib.measure.environments.docker_in_vm:DockerInVmEnvironment",
 }
 
@@ -32,7 +45,7 @@ def environment_class(kind: str) -> type[Environment]:
 def create(label: str, layout: Layout, *, run_label: str, peer_reaches_nat: bool, **kind_options) -> Environment:
     """An environment object for `label` (not started: use it as a context manager)."""
     spec = parse_label(label)
-    if spec.kind == "docker" and spec.network == "nat" and not peer_reaches_nat:
+    if spec.kind in ("docker", "podman") and spec.network == "nat" and not peer_reaches_nat:
         raise EnvironmentUnavailable(
             f"{label}: the client would run on loopback and reach the published port through "
             "docker-proxy, not through NAT; a peer namespace (root) or a remote peer is needed"
@@ -78,7 +91,8 @@ def availability() -> list[Availability]:
     vm_status = _vm_status()
     rows = []
     for label in known_labels():
-        kind, network, _, description = BASE_LABELS[label]
+        spec = parse_label(label)
+        kind, network, description = spec.kind, spec.network, describe_label(label)
         if kind == "native":
             ok, reason = True, "this host"
         elif kind == "docker":
@@ -89,6 +103,8 @@ def availability() -> list[Availability]:
                 reason += "; client in a peer namespace reaches it through DNAT"
         elif kind == "lxc":
             ok, reason = _lxc_status(docker_ok, docker_reason, root)
+        elif kind in ("podman", "podman-rootless", "nspawn"):
+            ok, reason = _kind_status(kind, spec)
         elif kind == "docker-in-vm":
             ok, reason = vm_status("qemu-tcg" if "qemu-tcg" in label else "kvm")
             if ok:
@@ -96,14 +112,52 @@ def availability() -> list[Availability]:
         else:
             ok, reason = vm_status(label)
         rows.append(Availability(label, ok, reason, description))
+        if label == RUNTIME_ROW_BASE and docker_ok:
+            rows += _runtime_rows()
     return rows
 
 
+#: the Docker label each registered OCI runtime is listed under (`kit envs`, `make reproduce`)
+RUNTIME_ROW_BASE = "docker-host-volume"
+
+
+def _runtime_rows() -> list[Availability]:
+    """A row per OCI runtime the local engine lists: `docker-host-volume+runtime=NAME`, tried once."""
+    rows = []
+    for status in docker_runtimes.statuses(base_here(docker_client())):
+        label = f"{RUNTIME_ROW_BASE}+runtime={status.name}"
+        rows.append(Availability(label, status.usable, status.reason, describe_label(label)))
+    for name, reason in docker_runtimes.missing_rows().items():
+        label = f"{RUNTIME_ROW_BASE}+runtime={name}"
+        rows.append(Availability(label, False, reason, describe_label(label)))
+    return rows
+
+
+def _kind_status(kind: str, spec: EnvSpec) -> tuple[bool, str]:
+    """(available, reason) from the module of a kind that says itself what this host lacks for it."""
+    module = _KINDS[kind].partition(":")[0]
+    try:
+        status = importlib.import_module(module).status
+    except (ImportError, AttributeError) as exc:
+        return False, f"not part of this kitlib ({exc})"
+    return status(spec)
+
+
 def availability_of(label: str) -> tuple[bool, str]:
-    """(available, reason) for one label (with or without options)."""
-    base = parse_label(label).label.split("+")[0]
-    row = next(row for row in availability() if row.label == base)
-    return row.available, row.reason
+    """(available, reason) for one label (with or without options): its base's row (a rootless
+    network's own), and for `+runtime=NAME` also that runtime's."""
+    spec = parse_label(label)
+    rows = {row.label: row for row in availability()}
+    base = spec.label.split("+")[0]
+    mode = next((m for m in ROOTLESS_NETWORKS if spec.options.get(m)), None)
+    row = rows[f"{base}+{mode}" if mode else base]
+    runtime = spec.options.get("runtime")
+    if not row.available or runtime is None:
+        return row.available, row.reason
+    runtime_row = rows.get(f"{RUNTIME_ROW_BASE}+runtime={runtime}")
+    if runtime_row is None:
+        return False, docker_runtimes.unregistered(runtime)
+    return runtime_row.available, runtime_row.reason
 
 
 def _lxc_status(docker_ok: bool, docker_reason: str, root: bool) -> tuple[bool, str]:
@@ -117,8 +171,6 @@ def _lxc_status(docker_ok: bool, docker_reason: str, root: bool) -> tuple[bool, 
 
 
 def _docker_status() -> tuple[bool, str]:
-    from kitlib.measure.host.docker_engine import docker_client
-
     try:
         client = docker_client()
     except EnvironmentUnavailable as exc:

@@ -148,6 +148,20 @@ class Environment(StartStop, abc.ABC):
         self._services.append(service)
         return service
 
+    def exited_services(self) -> list[str]:
+        """The held services that are no longer running, each with its last words: a server that
+        crashed under the environment explains a client's failure better than the client can."""
+        found = []
+        for service in self._services:
+            try:
+                running = service.alive()
+            except Exception:  # noqa: BLE001 - an environment gone: its state is reported apart
+                continue
+            if not running:
+                tail = service.log_tail().strip()
+                found.append(f"server {service.name} exited" + (f"; its last words: {tail[-400:]}" if tail else ""))
+        return found
+
     def spawn(self, name: str, argv: list[str]) -> Service:
         """Start argv in the background, neither logged nor held (workloads call `start_service`)."""
         return self.transport.spawn(name, argv)

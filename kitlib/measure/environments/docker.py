@@ -14,9 +14,11 @@ from typing import Any
 from kitlib.core import naming, numa
 from kitlib.core.errors import CommandFailed, EnvironmentUnavailable
 from kitlib.measure.environments.base import Environment, Layout, Service
+from kitlib.measure.host import docker_runtimes, stranded_shims
 from kitlib.measure.host.docker_engine import docker_client
 from kitlib.measure.host.ports import free_ports
 from kitlib.measure.image import ensure_derived
+from kitlib.specs.labels import slug as label_slug
 
 DATA_DIR = "/data"
 
@@ -79,12 +81,19 @@ class DockerEnvironment(Environment):
         self.name_suffix = ""
         self._companions: list[DockerEnvironment] = []
 
+    @property
+    def runtime(self) -> str | None:
+        """The OCI runtime the label asks of the engine (`+runtime=NAME`); None: the engine's default."""
+        return self.spec.options.get("runtime")
+
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         import docker.errors
 
         if self.client is None:
             self.client = docker_client()
+        if self.runtime is not None:
+            docker_runtimes.require_runtime(self.label, self.runtime, self.client, self.image)
         try:
             self._create()
         except docker.errors.DockerException as exc:  # the engine refused: say so as this environment's failure
@@ -92,7 +101,7 @@ class DockerEnvironment(Environment):
 
     def _create(self) -> None:
         labels = naming.docker_labels(self.run_label)
-        name = f"{self.run_label}-{self.spec.label.replace('+', '-')}{self.name_suffix}"
+        name = f"{self.run_label}-{label_slug(self.spec.label)}{self.name_suffix}"
         kwargs: dict[str, Any] = {
             "name": name,
             "labels": labels,
@@ -101,6 +110,8 @@ class DockerEnvironment(Environment):
             "command": ["sleep", "infinity"],
             "cap_add": ["SYS_NICE", "IPC_LOCK"],
         }
+        if self.runtime is not None:
+            kwargs["runtime"] = self.runtime
         kwargs.update(self._cgroup_options())
         if self.spec.network == "host":
             kwargs["network_mode"] = "host"
@@ -159,6 +170,8 @@ class DockerEnvironment(Environment):
                 self.container.remove(force=True, v=True)
             except Exception:  # already removed
                 pass
+            if self.runtime is not None:  # a sandbox runtime's shim may outlive its container
+                stranded_shims.release_all(self.client, only=self.container.id)
             self.container = None
         if self.volume is not None:
             try:
@@ -196,6 +209,7 @@ class DockerEnvironment(Environment):
         container = self.client.containers.create(
             image,
             command=argv,
+            runtime=self.runtime,
             labels=labels,
             network_mode="none",
             cpuset_cpus=",".join(map(str, self.layout.sut_cpus)),
@@ -230,7 +244,10 @@ class DockerEnvironment(Environment):
         if self.client is not None:
             version = self.client.version()
             info["engine_version"] = version.get("Version")
-            info["storage_driver"] = self.client.info().get("Driver")
+            engine = self.client.info()
+            info["storage_driver"] = engine.get("Driver")
+            name = self.runtime or engine.get("DefaultRuntime") or "runc"
+            info["runtime"] = {**docker_runtimes.facts(self.client, name), "default": self.runtime is None}
             info["cgroup"] = self._cgroup_options()
             info["published_ports"] = {str(k): v for k, v in self.published.items()}
             if self._companions:

@@ -32,6 +32,7 @@ from kitlib.measure.vm.accel import kvm_verdict, qemu_version
 from kitlib.measure.vm.guest_image import ensure_guest
 from kitlib.measure.vm.network import TapNetwork
 from kitlib.measure.vm.qemu import Qmp, VmConfig, command_line
+from kitlib.specs.labels import slug as label_slug
 
 #: seconds from QEMU's start until SSH answers, by acceleration
 BOOT_TIMEOUT_S = {"kvm": 180.0, "tcg": 420.0}
@@ -115,7 +116,7 @@ class VmEnvironment(Environment):
         memory = self.memory_mib or _memory_from_label(self.spec.options.get("mem")) or _default_memory()
         disk_format = self.spec.storage or "raw"
         return VmConfig(
-            name=f"{self.run_label}-{self.spec.label.replace('+', '-')}",
+            name=f"{self.run_label}-{label_slug(self.spec.label)}",
             accel=self.accel,
             tuned=self.tuned,
             vcpus=vcpus,
@@ -271,7 +272,7 @@ class VmEnvironment(Environment):
         except ImportError:
             return None
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{self.spec.label.replace('+', '-')}.xml"
+        path = directory / f"{label_slug(self.spec.label)}.xml"
         path.write_text(domain_xml(self.config))
         return path
 

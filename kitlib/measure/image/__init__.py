@@ -134,6 +134,11 @@ def _debootstrap_base(client) -> str:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def base_here(client) -> str | None:
+    """A base image this engine already has (none is pulled or made): a small image to try things with."""
+    return next((base for base in (DEFAULT_BASE, LOCAL_BASE) if _exists(client, base)), None)
+
+
 def _exists(client, ref: str) -> bool:
     import docker.errors
 

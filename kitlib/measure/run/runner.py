@@ -40,7 +40,7 @@ from kitlib.measure.image import DEFAULT_BASE, ensure_image
 from kitlib.measure.peer import make_peer
 from kitlib.measure.planning import Plan
 from kitlib.measure.store import RunStore, unit_key
-from kitlib.specs.labels import IMAGE_KINDS
+from kitlib.specs.labels import IMAGE_KINDS, option_columns
 
 #: search steps a run takes at most, whatever its workloads ask (each step measures every repetition)
 MAX_SEARCH_STEPS = 20
@@ -385,7 +385,7 @@ def _attempt_unit(
             run_id=plan.run_id,
             repetition=unit.repetition,
             params={
-                **{k: v for k, v in env.spec.options.items() if k != "replica"},
+                **option_columns(env.spec.options),
                 **unit.workload.record_params(unit.point),
                 **raw.facts,
                 **bookkeeping,
@@ -427,7 +427,7 @@ def _attempt_unit(
         info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
         if discarded:
             info["interference"] = {"attempt": attempt, "discarded_attempts": discarded}
-        state = _environment_state(env)
+        state = _environment_state(env) or "; ".join(_exited_services(env))
         store.save_failed(unit.key, f"{state}; {_reason(exc)}" if state else _reason(exc), info)
     return True, None
 
@@ -520,6 +520,12 @@ def _environment_state(env) -> str:
         + (", killed for lack of memory" if state.get("OOMKilled") else "")
         + ")"
     )
+
+
+def _exited_services(env) -> list[str]:
+    """The environment's servers that died during the failed point (nothing for a kind that holds none)."""
+    exited = getattr(env, "exited_services", None)
+    return exited() if exited is not None else []
 
 
 def _reason(exc: BaseException) -> str:
