@@ -80,6 +80,7 @@ def test_reproduce_adds_the_isolation_labels_this_host_offers_to_the_experiments
     defaults = ("native", "docker-host-volume")
     assert environments_for(defaults, offered, "redis") == [*defaults, "docker-host-volume+runtime=crun", "nspawn"]
     assert environments_for(defaults, offered, "cpu") == list(defaults)
+    assert environments_for(defaults, offered, "block") == list(defaults)  # run when asked: see ISOLATION_EXPERIMENTS
 
 
 def test_a_runtime_the_engine_lacks_is_explained_with_what_it_lists():

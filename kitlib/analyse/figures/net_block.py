@@ -6,7 +6,7 @@ import pandas as pd
 
 from kitlib.analyse.figures import hosts
 from kitlib.analyse.figures.placement import one_fio_configuration
-from kitlib.analyse.figures.style import env_order, grouped_bars, legend, readable_log_ticks, step_cdf
+from kitlib.analyse.figures.style import env_order, grouped_bars, legend, readable_log_ticks, shared_legend, step_cdf
 
 
 @hosts.one_host(hosts.SD)
@@ -25,6 +25,7 @@ def network(df: pd.DataFrame):
     rr = df[(df["workload"] == "rr") & (df["metric"] == "rtt_mean")]
     grouped_bars(axes[2], rr, "protocol", ["tcp", "udp"], "round-trip time (µs)")
     axes[2].set_title("Request-response, one in flight (Fig. 3)")
+    shared_legend(fig, axes)
     return fig
 
 
@@ -68,4 +69,5 @@ def block(df: pd.DataFrame):
     axes[2].set_title("Random read latency, concurrency 16 (Fig. 7)")
     axes[2].grid(True, alpha=0.3)
     legend(axes[2], fontsize=7)
+    shared_legend(fig, axes)
     return fig

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kitlib import specs
 from kitlib.analyse.figures import hosts
-from kitlib.analyse.figures.style import readable_log_ticks, sweep_axes
+from kitlib.analyse.figures.style import readable_log_ticks, shared_legend, sweep_axes
 
 SCHEMA = specs.schema("redis")
 
@@ -28,7 +28,7 @@ def throughput_latency(df):
         ax.set_xlabel(f"client connections ({pipeline_text(df)})")
     left.set_title("Redis throughput (Fig. 8)")
     right.set_title("Redis mean latency (Fig. 9)")
-    left.legend(fontsize=8)
+    shared_legend(fig, (left, right))
     return fig
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kitlib.analyse.figures import hosts
-from kitlib.analyse.figures.style import grouped_bars
+from kitlib.analyse.figures.style import grouped_bars, shared_legend
 
 
 @hosts.one_host(hosts.SD)
@@ -17,4 +17,5 @@ def startup_figure(df):
     grouped_bars(ax, rows, "metric", ["start_to_ready", "boot_to_ready"], "seconds (mean ± sd)", values="{:.2g} s")
     ax.set_ylim(bottom=0)
     ax.set_title("Start-up: container start vs VM boot to ready")
+    shared_legend(fig, [ax], ncol=2)
     return fig

@@ -133,6 +133,21 @@ def legend(ax, **kwargs) -> None:
         ax.text(0.5, 0.5, "no records", transform=ax.transAxes, ha="center", va="center", color="grey")
 
 
+def shared_legend(fig, axes, ncol: int = 4) -> None:
+    """One legend under the panels, which draw the same environments in the same colours: with more
+    than a few environments a legend inside each panel covers its bars and lines."""
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    if handles:
+        fig.legend(
+            list(handles.values()), list(handles), loc="outside lower center", ncol=min(len(handles), ncol), fontsize=8
+        )
+
+
 def env_order(rows) -> list:
     """Environments in the kit's fixed order (native first; a label with options beside its base),
     unknown labels last."""

@@ -12,7 +12,15 @@ import pandas as pd
 
 from kitlib import specs
 from kitlib.analyse.figures import hosts
-from kitlib.analyse.figures.style import env_label, env_order, env_style, grouped_bars, legend, readable_log_ticks
+from kitlib.analyse.figures.style import (
+    env_label,
+    env_order,
+    env_style,
+    grouped_bars,
+    legend,
+    readable_log_ticks,
+    shared_legend,
+)
 from kitlib.specs.webtier import FREQUENT, TABLE1_MIX, peak_of, population_verdicts, thresholds_of
 
 #: the swept column, as the experiment declares it
@@ -77,17 +85,6 @@ def _operation_panels(axes, rows: pd.DataFrame, limits: dict[str, float], what: 
             ax.set_title(f"{name}, {title} ({what[col]}), {users} users; dashed: threshold", fontsize=10)
 
 
-def shared_legend(fig, axes) -> None:
-    """One legend under the panels, which draw the same environments in the same colours: six
-    environments' entries inside each panel covered its bars and lines."""
-    handles: dict[str, object] = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(label, handle)
-    if handles:
-        fig.legend(handles.values(), handles.keys(), loc="outside lower center", ncol=min(len(handles), 3), fontsize=8)
-
-
 @hosts.one_host(hosts.SD)
 def latency_figures(df: pd.DataFrame):
     """Figs. 2–3 of the post, one instance: mean and p90 latency per operation (frequent, then the others)
@@ -123,7 +120,7 @@ def latency_figures(df: pd.DataFrame):
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
     swept = [ax for ax in axes[2] if ax.get_legend_handles_labels()[0]]
-    shared_legend(fig, swept or list(axes[:2].flat))  # the sweep's entries name each environment's peak
+    shared_legend(fig, swept or list(axes[:2].flat), ncol=3)  # the sweep's entries name each environment's peak
     axes[2, 0].set_title(
         "users sweep; peak: the most users with every operation's p90 within its threshold", fontsize=10
     )
@@ -147,7 +144,7 @@ def scaleout_figures(df: pd.DataFrame):
     rows = df[df["operation"].isin(OPERATIONS)]
     fig, axes = plt.subplots(2, 2, figsize=(13, 8), constrained_layout=True)
     _operation_panels(axes, rows, thresholds_of(df), ("Fig. 4", "Fig. 5"))
-    shared_legend(fig, list(axes.flat))
+    shared_legend(fig, list(axes.flat), ncol=3)
     fig.suptitle(
         f"Web tier scaled out: {most} instances, users per instance, placement {placements or 'default'}; "
         "bars: mean over instances and runs"

@@ -213,4 +213,5 @@ class Environment(StartStop, abc.ABC):
             "storage": self.spec.storage,
             "options": dict(self.spec.options),
             "sut_cpus": list(self.layout.sut_cpus),
+            "ports": list(self.layout.ports),  # the run's, unless one was still held when it started
         }

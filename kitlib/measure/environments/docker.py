@@ -126,8 +126,14 @@ class DockerEnvironment(Environment):
         if self.spec.storage == "volume":
             self.volume = self.client.volumes.create(name=f"{name}-data", labels=labels)
             kwargs["volumes"] = {self.volume.name: {"bind": DATA_DIR, "mode": "rw"}}
-        self.container = self.client.containers.run(self.image, **kwargs)
+        self.run_container(self.image, kwargs)
         self.execute(["mkdir", "-p", DATA_DIR], timeout=30, cpus=None)
+
+    def run_container(self, image: str, kwargs: dict[str, Any]) -> None:
+        """`containers.run` in two steps: a container whose start fails (a runtime that cannot start
+        it, a port its user-mode network cannot forward) is held, so stopping removes it."""
+        self.container = self.client.containers.create(image, **{k: v for k, v in kwargs.items() if k != "detach"})
+        self.container.start()
 
     def _cgroup_options(self) -> dict[str, Any]:
         options = self.spec.options
@@ -208,12 +214,8 @@ class DockerEnvironment(Environment):
         volume = self.client.volumes.create(labels=labels) if self.spec.storage == "volume" else None
         container = self.client.containers.create(
             image,
-            command=argv,
-            runtime=self.runtime,
-            labels=labels,
-            network_mode="none",
-            cpuset_cpus=",".join(map(str, self.layout.sut_cpus)),
             volumes={volume.name: {"bind": DATA_DIR, "mode": "rw"}} if volume else {},
+            **self.scratch_options(argv, labels),
         )
         try:
             container.start()
@@ -226,6 +228,16 @@ class DockerEnvironment(Environment):
             container.remove(force=True)
             if volume is not None:
                 volume.remove(force=True)
+
+    def scratch_options(self, argv: list[str], labels: dict[str, str]) -> dict[str, Any]:
+        """How a scratch container runs argv: this environment's runtime and CPUs, no network."""
+        return {
+            "command": argv,
+            "runtime": self.runtime,
+            "labels": labels,
+            "network_mode": "none",
+            "cpuset_cpus": ",".join(map(str, self.layout.sut_cpus)),
+        }
 
     # -- where things are ------------------------------------------------------------------
     def address_for_peer(self, port: int, peer_host_address: str) -> tuple[str, int]:

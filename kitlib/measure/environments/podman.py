@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kitlib.core import naming
-from kitlib.core.errors import CommandFailed, EnvironmentUnavailable
+from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.core.procs import OWNER_VARIABLE, pid_alive, run_bounded
 from kitlib.measure.environments.base import Layout, Service
 from kitlib.measure.environments.docker import DATA_DIR, DockerEnvironment
@@ -89,7 +89,7 @@ class PodmanEnvironment(DockerEnvironment):
         if self.spec.storage == "volume":
             self.volume = self.client.volumes.create(name=f"{name}-data", labels=naming.docker_labels(self.run_label))
             kwargs["volumes"] = {self.volume.name: {"bind": DATA_DIR, "mode": "rw"}}
-        self.container = self.client.containers.run(self.image_id or self.image, **kwargs)
+        self.run_container(self.image_id or self.image, kwargs)
         if network_mode(self.spec) == "bridge":
             self._open_forwarding()
         self.execute(["mkdir", "-p", DATA_DIR], timeout=30, cpus=None)
@@ -170,10 +170,8 @@ class PodmanEnvironment(DockerEnvironment):
             return cpus
         return pinned_cpus(self.spec, self.layout.sut_cpus)
 
-    def run_in_scratch_container(self, image: str, argv: list[str], *, timeout: float = 600) -> str:
-        """argv's output in a fresh container of `image` (no network; a fresh volume at /data on `volume`)."""
-        labels = naming.docker_labels(self.run_label)
-        volume = self.client.volumes.create(labels=labels) if self.spec.storage == "volume" else None
+    def scratch_options(self, argv: list[str], labels: dict[str, str]) -> dict[str, Any]:
+        """Podman's container options without network or name; rootless pins with taskset (no cgroup limits)."""
         options = container_kwargs(
             self.spec, name=None, labels=labels, owner=os.getpid(), limits=self.limits, cgroup={}
         )
@@ -184,20 +182,7 @@ class PodmanEnvironment(DockerEnvironment):
             options["cpuset_cpus"] = ",".join(map(str, self.layout.sut_cpus))
         else:
             options["command"] = ["taskset", "-c", ",".join(map(str, self._cpus(None))), *argv]
-        container = self.client.containers.create(
-            image, volumes={volume.name: {"bind": DATA_DIR, "mode": "rw"}} if volume else {}, **options
-        )
-        try:
-            container.start()
-            result = container.wait(timeout=timeout)
-            output = container.logs().decode(errors="replace")
-            if result.get("StatusCode") != 0:
-                raise CommandFailed(self.label, argv[:2] + ["…"], result.get("StatusCode"), output)
-            return output
-        finally:
-            container.remove(force=True)
-            if volume is not None:
-                volume.remove(force=True)
+        return options
 
     # -- where things are ------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:

@@ -25,3 +25,16 @@ def free_ports(count: int) -> list[int]:
         if port not in found:
             found.append(port)
     raise OSError(f"no {count} free ports below the ephemeral range ({low}) on this host")
+
+
+def is_free(port: int) -> bool:
+    """Whether a server could listen on `port` now, TCP and UDP, on every address (as servers bind,
+    with SO_REUSEADDR): a connection still closing holds the port although nothing listens."""
+    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+        with socket.socket(socket.AF_INET, kind) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(("0.0.0.0", port))
+            except OSError:
+                return False
+    return True

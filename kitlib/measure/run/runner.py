@@ -35,7 +35,7 @@ from kitlib.core.records import place
 from kitlib.measure import capacity, cpus, environments, experiments, provenance
 from kitlib.measure.experiments.base import RawResult, Workload
 from kitlib.measure.host.docker_engine import docker_client
-from kitlib.measure.host.ports import free_ports
+from kitlib.measure.host.ports import free_ports, is_free
 from kitlib.measure.image import DEFAULT_BASE, ensure_image
 from kitlib.measure.peer import make_peer
 from kitlib.measure.planning import Plan
@@ -264,8 +264,9 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
             )
             if "image" in options:  # shipped from this machine's engine when the remote one lacks it
                 options.update(local_client=docker_client(), progress=not bar.disable)
+        layout = run.layout if plan.sut_host else layout_with_free_ports(run.layout)
         env = environments.create(
-            label, run.layout, run_label=session.run_label, peer_reaches_nat=peer.reaches_nat, **options
+            label, layout, run_label=session.run_label, peer_reaches_nat=peer.reaches_nat, **options
         )
         with env:
             if plan.sut_host:  # the records name the machine that ran the system under test
@@ -294,6 +295,17 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
                 store.save_failed(unit.key, reason, {"env": label, "finished": provenance.now()})
         bar.update(len(units))
         warnings.warn(reason, Notice, stacklevel=2)
+
+
+def layout_with_free_ports(layout: cpus.Layout) -> cpus.Layout:
+    """The run's layout for the next environment, a port still held replaced by a free one: the
+    connections of a server that exited under the previous environment (a system call a sandbox
+    lacks) stay bound for up to a minute after nothing listens, and no server can bind the port."""
+    held = [port for port in layout.ports if not is_free(port)]
+    if not held:
+        return layout
+    fresh = dict(zip(held, free_ports(len(held)), strict=True))
+    return dataclasses.replace(layout, ports=[fresh.get(port, port) for port in layout.ports])
 
 
 def _run_unit(
