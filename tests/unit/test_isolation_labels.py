@@ -129,3 +129,22 @@ def test_a_shim_whose_container_the_engine_forgot_is_found_with_its_sandbox(tmp_
     assert stranded_shims.find({"a" * 64}, proc) == []
     assert stranded_shims.shim_container(other_namespace) is None
     assert stranded_shims.shim_container(["containerd-shim-runc-v2", "-namespace", "moby", "-id"]) is None
+
+
+def test_a_port_still_held_is_replaced_for_the_next_environment_and_the_others_kept():
+    import socket
+
+    from kitlib.measure import cpus
+    from kitlib.measure.host.ports import free_ports, is_free
+    from kitlib.measure.run.runner import layout_with_free_ports
+
+    held_port, kept_port = free_ports(2)
+    layout = cpus.Layout(sut_cpus=[1], client_cpus=[0], ports=[held_port, kept_port])
+    assert layout_with_free_ports(layout) is layout  # nothing held: the run's own ports
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", held_port))
+        holder.listen()
+        assert not is_free(held_port)
+        moved = layout_with_free_ports(layout)
+    assert moved.ports[1] == kept_port and moved.ports[0] != held_port and is_free(moved.ports[0])
+    assert (moved.sut_cpus, moved.client_cpus, layout.ports) == ([1], [0], [held_port, kept_port])
