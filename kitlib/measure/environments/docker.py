@@ -23,6 +23,19 @@ from kitlib.specs.labels import slug as label_slug
 DATA_DIR = "/data"
 
 
+def holding_container(name: str | None, labels: dict[str, str]) -> dict[str, Any]:
+    """The container an environment holds: idle under an init that reaps what `exec` leaves, its
+    servers allowed real-time priority and locked memory as on the host (the workloads' own options)."""
+    return {
+        "name": name,
+        "labels": labels,
+        "detach": True,
+        "init": True,
+        "command": ["sleep", "infinity"],
+        "cap_add": ["SYS_NICE", "IPC_LOCK"],
+    }
+
+
 class ContainerService(Service):
     """A server started with `docker exec`; its pid is kept in a file inside the container."""
 
@@ -102,14 +115,7 @@ class DockerEnvironment(Environment):
     def _create(self) -> None:
         labels = naming.docker_labels(self.run_label)
         name = f"{self.run_label}-{label_slug(self.spec.label)}{self.name_suffix}"
-        kwargs: dict[str, Any] = {
-            "name": name,
-            "labels": labels,
-            "detach": True,
-            "init": True,
-            "command": ["sleep", "infinity"],
-            "cap_add": ["SYS_NICE", "IPC_LOCK"],
-        }
+        kwargs = holding_container(name, labels)
         if self.runtime is not None:
             kwargs["runtime"] = self.runtime
         kwargs.update(self._cgroup_options())

@@ -21,7 +21,7 @@ from kitlib.core import naming
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.core.procs import OWNER_VARIABLE, pid_alive, run_bounded
 from kitlib.measure.environments.base import Layout, Service
-from kitlib.measure.environments.docker import DATA_DIR, DockerEnvironment
+from kitlib.measure.environments.docker import DATA_DIR, DockerEnvironment, holding_container
 from kitlib.measure.host import commands, forwarding
 from kitlib.measure.host import podman_service as ps
 from kitlib.measure.host.docker_engine import docker_client
@@ -256,12 +256,7 @@ def container_kwargs(
     import docker.types
 
     kwargs: dict[str, Any] = {
-        "name": name,
-        "labels": labels,
-        "detach": True,
-        "init": True,
-        "command": ["sleep", "infinity"],
-        "cap_add": ["SYS_NICE", "IPC_LOCK"],
+        **holding_container(name, labels),
         "environment": {OWNER_VARIABLE: str(owner)},
         "ulimits": [docker.types.Ulimit(name=n, soft=v, hard=v) for n, v in sorted(limits.items())],
         **cgroup,
