@@ -21,7 +21,7 @@ from kitlib.measure import cpus, environments
 from kitlib.measure.environments.podman import podman_version
 from kitlib.measure.host import podman_service as ps
 
-from ..conftest import leftovers, missing
+from ..conftest import leftovers, missing, start_kit
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
@@ -36,7 +36,9 @@ def podman_leftovers(owner: int) -> list[str]:
     for identity in identities:
         for listing in (["ps", "-a"], ["volume", "ls"]):
             code, output = ps.podman_stdout(identity, [*listing, "--filter", f"label={naming.LABEL_PID}={owner}", "-q"])
-            assert code == 0, output
+            if code != 0:  # a rootless container's namespace seen from outside its service: it is there
+                found.append(f"{identity.user} {' '.join(listing)}: listing failed: {output.strip()[:200]}")
+                continue
             found += [f"{identity.user} {' '.join(listing)}: {line}" for line in output.split() if line]
     rootless = ps.rootless_identity(create=False)
     if rootless is not None:
@@ -120,9 +122,9 @@ def test_quick_runs_on_podman(experiment, parameters, podman_ready, docker_clien
 
 def test_kit_clean_removes_what_a_killed_rootless_run_left(podman_ready, isolated_dirs):
     label = "podman-rootless-nat-volume+slirp4netns"
-    argv = [sys.executable, "-m", "kitlib.cli", "run", "redis", "--no-notebook", "--env", label]
+    argv = ["run", "redis", "--no-notebook", "--env", label]
     argv += ["--repetitions", "1", "-p", "clients", "[1]", "-p", "requests", "50000000"]
-    proc = subprocess.Popen(argv, env={**os.environ, "KIT_RESULTS": str(isolated_dirs[0])}, text=True)
+    proc = start_kit(argv, {"KIT_RESULTS": str(isolated_dirs[0])})  # cleaned after the test if it fails
     try:
         deadline = time.monotonic() + 180
         while not any(" ps -a: " in item for item in podman_leftovers(proc.pid)):
@@ -131,7 +133,7 @@ def test_kit_clean_removes_what_a_killed_rootless_run_left(podman_ready, isolate
         time.sleep(3)
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        proc.communicate(timeout=30)
     assert any("service" in item for item in podman_leftovers(proc.pid)), "a SIGKILL leaves the service running"
     done = subprocess.run([sys.executable, "-m", "kitlib.cli", "clean"], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr

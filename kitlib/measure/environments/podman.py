@@ -372,6 +372,9 @@ def clean_leftovers() -> list[str]:
     for identity in identities:
         removed += _clean_objects(identity)
     removed += _clean_processes()
+    # again: a listing fails while a dead run's service still holds its rootless containers' namespaces
+    for identity in identities:
+        removed += _clean_objects(identity)
     if rootless is not None:
         ps.stop_pause_process(rootless, os.getpid())
     return removed
