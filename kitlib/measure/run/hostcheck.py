@@ -16,7 +16,7 @@ from kitlib.measure.host import docker_remote, ssh
 from kitlib.measure.host.docker_engine import docker_client
 from kitlib.measure.inventory import Inventory
 from kitlib.measure.planning import REMOTE_KINDS
-from kitlib.specs.labels import BASE_LABELS
+from kitlib.specs.labels import known_labels, parse_label
 
 FACTS = (
     "echo hostname=$(hostname); echo kernel=$(uname -r); echo cpus=$(nproc --all);"
@@ -114,7 +114,9 @@ def offered(report: HostReport, role: str) -> list[tuple[str, bool, str]]:
     if role != "sut":
         return [("(client)", True, "runs the load generators; reaches the system under test at its address")]
     rows = []
-    for label, (kind, network, _, _) in BASE_LABELS.items():
+    for label in known_labels():
+        spec = parse_label(label)
+        kind, network = spec.kind, spec.network
         if kind not in REMOTE_KINDS:
             rows.append((label, False, "the kit runs `native` and `docker-*` on a remote host"))
         elif kind == "native":
