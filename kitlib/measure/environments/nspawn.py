@@ -32,7 +32,7 @@ from kitlib.core.procs import kill_group, pid_alive, pinned, run_bounded
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.environments.lxc import SHARED_DIR
 from kitlib.measure.environments.remote import Transport
-from kitlib.measure.host import commands, forwarding, links
+from kitlib.measure.host import commands, links
 from kitlib.measure.host.docker_engine import docker_client
 from kitlib.measure.host.forwarding import ForwardRules
 from kitlib.measure.vm.guest_image import ensure_system_tree
@@ -421,8 +421,8 @@ def orphaned_machines() -> list[tuple[int, str]]:
 
 
 def clean_leftovers() -> list[str]:
-    """Machines of dead runs stopped; their cgroups, network namespaces, veths, FORWARD rules and
-    scratch folders removed."""
+    """Machines of dead runs stopped; their cgroups and scratch folders removed (their network
+    namespaces, veths and FORWARD rules go with every run's, in `kitlib.measure.cleanup`)."""
     if os.geteuid() != 0:
         return []
     removed = []
@@ -437,7 +437,7 @@ def clean_leftovers() -> list[str]:
                 remove_cgroups([group])
                 if not group.exists():
                     removed.append(f"cgroup {group}")
-    return removed + _clean_network() + _clean_scratch()
+    return removed + _clean_scratch()
 
 
 def _empty_cgroup(group: Path, timeout: float = STOP_TIMEOUT_S) -> None:
@@ -461,26 +461,6 @@ def _read_lines(path: Path) -> list[str]:
         return path.read_text().split()
     except OSError:
         return []
-
-
-def _clean_network() -> list[str]:
-    removed = []
-    for line in commands.run(["ip", "netns", "list"]).stdout.splitlines():
-        name = line.split()[0] if line.split() else ""
-        if name.endswith(SUFFIX) and _orphaned(name):
-            commands.run(["ip", "netns", "del", name])
-            removed.append(f"netns {name}")
-    prefix = f"k{LINK_ROLE}"
-    for rule in forwarding.orphaned(_orphaned):
-        if any(word.startswith(prefix) and naming.owner_pid(word) for word in rule):
-            forwarding.remove(rule)
-            removed.append(f"iptables rule {' '.join(rule)}")
-    for line in commands.run(["ip", "-o", "link", "show"]).stdout.splitlines():
-        name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
-        if name.startswith(prefix) and _orphaned(name):
-            commands.run(["ip", "link", "del", name])
-            removed.append(f"link {name}")
-    return removed
 
 
 def _clean_scratch() -> list[str]:
