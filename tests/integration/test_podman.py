@@ -60,6 +60,17 @@ def podman_ready(docker_client, root_netns, bench_image):
     return bench_image
 
 
+def test_the_benchmark_image_is_copied_into_a_podman_that_lacks_it(podman_ready, docker_client):
+    """A fresh machine's Podman has no image: it is loaded from Docker's, under Docker's id and name."""
+    image_id = docker_client.images.get(podman_ready).id
+    for name in (podman_ready, image_id):
+        ps.podman(ps.ROOT, ["rmi", "--force", name], timeout=120)
+    assert ps.podman(ps.ROOT, ["image", "exists", image_id])[0] != 0, "the image is still in Podman"
+    assert ps._ensure_image(ps.ROOT, docker_client, podman_ready) == image_id
+    code, output = ps.podman_stdout(ps.ROOT, ["image", "inspect", "--format", "{{.Id}}", podman_ready])
+    assert code == 0 and image_id.removeprefix("sha256:") in output, output
+
+
 def test_each_label_runs_its_container_as_the_label_says(podman_ready):
     """Rootful limits by cgroup, rootless by taskset; host vs bridge vs slirp4netns; data on a volume."""
     layout = cpus.split(1, [7000])

@@ -528,7 +528,7 @@ def _copy(identity: Identity, docker, image: str) -> None:
             load.stdin.write(chunk)
             if time.monotonic() > deadline:
                 raise EnvironmentUnavailable(f"copying {image} into Podman took over {IMAGE_COPY_S:.0f} s")
-        load.stdin.close()
+        # communicate() flushes and closes stdin itself: closing it first makes its flush raise ValueError
         output, _ = load.communicate(timeout=max(1.0, deadline - time.monotonic()))
     except BaseException:
         load.kill()
