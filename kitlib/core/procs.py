@@ -19,9 +19,28 @@ from kitlib.core import naming, paths, services
 OWNER_VARIABLE = "KITLIB_OWNER"
 
 
+#: variables that tune the libraries a benchmark loads (OpenMP, the BLAS libraries, glibc's allocator, the
+#: dynamic loader's preloads): a caller's value changes what a native point measures while no container
+#: or guest sees it. On a host exporting OPENBLAS_CORETYPE=Haswell, native Linpack ran OpenBLAS's AVX2
+#: kernels at 110 GFLOPS beside Docker's AVX-512 ones at 178: "Docker 1.6× native" was the shell's doing.
+TUNING_PREFIXES = ("OPENBLAS_", "GOTO_", "GOTOBLAS_", "OMP_", "GOMP_", "KMP_", "MKL_", "BLIS_", "NVPL_", "MALLOC_")
+TUNING_NAMES = frozenset({"GLIBC_TUNABLES", "LD_PRELOAD", "LD_AUDIT", "LD_BIND_NOW"})
+
+
+def is_tuning(name: str) -> bool:
+    return name in TUNING_NAMES or name.startswith(TUNING_PREFIXES)
+
+
+def tuning_left_out(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The tuning variables of this process's environment that no process the kit starts inherits
+    (recorded in every run's provenance)."""
+    return {k: v for k, v in sorted((os.environ if environ is None else environ).items()) if is_tuning(k)}
+
+
 def child_env() -> dict[str, str]:
-    """This process's environment, marked with its pid as the owner of the child."""
-    return {**os.environ, OWNER_VARIABLE: str(os.getpid())}
+    """This process's environment without the libraries' tuning variables (`TUNING_PREFIXES`), so a native
+    point loads its libraries as a container's does, marked with its pid as the owner of the child."""
+    return {**{k: v for k, v in os.environ.items() if not is_tuning(k)}, OWNER_VARIABLE: str(os.getpid())}
 
 
 def owned_processes() -> list[tuple[int, int, str]]:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from kitlib.core import caches, paths
 from kitlib.core.errors import ParseError
+from kitlib.core.procs import child_env
 from kitlib.measure.image import SOURCES
 from kitlib.measure.parsers import kit_linpack, kit_stream
 
@@ -109,7 +110,7 @@ def run_probe(kind: str, cpus: list[int]) -> float | None:
     program = host_program("kit-stream" if kind == MEMORY else "kit-linpack")
     if program is None:
         return None
-    env = {**os.environ, "OMP_NUM_THREADS": str(len(cpus) or os.cpu_count() or 1)}
+    env = {**child_env(), "OMP_NUM_THREADS": str(len(cpus) or os.cpu_count() or 1)}
     try:
         done = subprocess.run(
             probe_argv(kind, program, cpus), capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=env

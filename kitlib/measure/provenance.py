@@ -17,7 +17,7 @@ from typing import Any
 from kitlib.core import VERSION, paths
 from kitlib.core.errors import Notice
 from kitlib.core.hostid import host_id
-from kitlib.core.procs import run_bounded
+from kitlib.core.procs import run_bounded, tuning_left_out
 from kitlib.measure.host import commands
 from kitlib.measure.host.docker_engine import docker_client
 from kitlib.measure.host.docker_remote import engine_facts
@@ -239,6 +239,8 @@ def collect_host() -> dict[str, Any]:
         "virtualization": collect_virtualization(),
         "docker": collect_docker(),
         "kitlib": collect_kitlib(),
+        # the libraries' tuning variables of the kit's environment, which its benchmarks did not inherit
+        "environment_left_out": tuning_left_out(),
     }
     host["host_id"] = host_id(host)
     return host
