@@ -31,10 +31,10 @@ def is_tuning(name: str) -> bool:
     return name in TUNING_NAMES or name.startswith(TUNING_PREFIXES)
 
 
-def tuning_left_out(environ: dict[str, str] | None = None) -> dict[str, str]:
+def tuning_left_out() -> dict[str, str]:
     """The tuning variables of this process's environment that no process the kit starts inherits
     (recorded in every run's provenance)."""
-    return {k: v for k, v in sorted((os.environ if environ is None else environ).items()) if is_tuning(k)}
+    return {k: v for k, v in sorted(os.environ.items()) if is_tuning(k)}
 
 
 def child_env() -> dict[str, str]:

@@ -421,8 +421,8 @@ def orphaned_machines() -> list[tuple[int, str]]:
 
 
 def clean_leftovers() -> list[str]:
-    """Machines of dead runs stopped; their cgroups and scratch folders removed (their network
-    namespaces, veths and FORWARD rules go with every run's, in `kitlib.measure.cleanup`)."""
+    """Machines of dead runs stopped and their cgroups removed (their network namespaces, veths,
+    FORWARD rules and scratch folders go with every run's, in `kitlib.measure.cleanup`, after this)."""
     if os.geteuid() != 0:
         return []
     removed = []
@@ -437,7 +437,7 @@ def clean_leftovers() -> list[str]:
                 remove_cgroups([group])
                 if not group.exists():
                     removed.append(f"cgroup {group}")
-    return removed + _clean_scratch()
+    return removed
 
 
 def _empty_cgroup(group: Path, timeout: float = STOP_TIMEOUT_S) -> None:
@@ -461,13 +461,3 @@ def _read_lines(path: Path) -> list[str]:
         return path.read_text().split()
     except OSError:
         return []
-
-
-def _clean_scratch() -> list[str]:
-    root = paths.scratch_root()
-    removed = []
-    for folder in root.glob(f"*{SUFFIX}-*") if root.exists() else []:
-        if _orphaned(folder.name):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(f"scratch {folder}")
-    return removed
