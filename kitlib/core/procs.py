@@ -127,6 +127,44 @@ def kill_group(proc: subprocess.Popen, grace: float = 3.0) -> None:
             time.sleep(0.05)
 
 
+def exited(pid: int) -> bool:
+    """Whether `pid` has exited: gone, or a zombie its parent has not reaped yet (it runs nothing and
+    holds nothing, while `pid_alive` still finds it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+def wait_exited(pid: int, timeout: float) -> bool:
+    """Until `pid` has exited, at most `timeout` seconds; whether it has."""
+    deadline = time.monotonic() + timeout
+    while not exited(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def stop_pid(pid: int, grace: float, *, then_kill: Sequence[int] = ()) -> None:
+    """SIGTERM `pid` (a server, a guest, a machine: each shuts down on it), then SIGKILL it and
+    `then_kill` (what it may leave behind) if it has not exited after `grace` seconds. The one way the
+    kit stops a process that is not its own child's group (for that: `kill_group`)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    if wait_exited(pid, grace):
+        return
+    for victim in (*then_kill, pid):
+        try:
+            os.kill(victim, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+    wait_exited(pid, grace)
+
+
 def pinned(argv: Sequence[str], cpus: Sequence[int] | None) -> list[str]:
     """Prefix argv with taskset when CPUs are given."""
     if not cpus:

@@ -3,11 +3,15 @@ left behind holding its output pipe."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from kitlib.core.procs import OWNER_VARIABLE, run_bounded, tuning_left_out
+from kitlib.core.procs import OWNER_VARIABLE, exited, run_bounded, stop_pid, tuning_left_out
+from kitlib.core.signals import default_dispositions
 from kitlib.measure.capacity import host_program
 
 
@@ -25,6 +29,66 @@ def test_a_timeout_ends_what_the_exited_leader_left_running():
     assert returncode is None
     left_behind = int(output.split()[0])
     assert not _running(left_behind)
+
+
+#: a process that ignores SIGTERM (a server stuck in its shutdown), saying so once it does
+DEAF_TO_TERM = (
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('deaf', flush=True); time.sleep(60)"
+)
+
+
+def _start(argv: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, preexec_fn=default_dispositions)
+
+
+def _start_deaf() -> subprocess.Popen:
+    proc = _start([sys.executable, "-c", DEAF_TO_TERM])
+    assert proc.stdout.readline().strip() == "deaf"  # its handler is set: a SIGTERM now is ignored
+    return proc
+
+
+def test_a_process_that_ends_on_sigterm_is_stopped_by_it():
+    sleeper = _start(["sleep", "60"])
+    try:
+        stop_pid(sleeper.pid, grace=30)
+        assert exited(sleeper.pid)  # an unreaped zombie counts as exited: the wait ended on the TERM
+        assert sleeper.wait(timeout=10) == -15
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_process_deaf_to_sigterm_is_killed_after_the_grace_with_what_it_leaves():
+    deaf, left = _start_deaf(), _start_deaf()
+    try:
+        stop_pid(deaf.pid, grace=0.5, then_kill=[left.pid])
+        assert deaf.wait(timeout=10) == -9
+        assert left.wait(timeout=10) == -9
+    finally:
+        for proc in (deaf, left):
+            proc.kill()
+            proc.wait()
+
+
+def test_a_process_that_exited_unreaped_is_not_waited_for():
+    done = _start(["true"])
+    try:
+        assert _wait_for(lambda: exited(done.pid))  # a zombie until reaped below
+        started = time.monotonic()
+        stop_pid(done.pid, grace=120)
+        assert time.monotonic() - started < 60  # nothing runs there: no grace waited out
+        assert done.wait(timeout=10) == 0
+    finally:
+        done.wait()
+
+
+def _wait_for(condition, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def test_the_libraries_tuning_variables_stay_out_of_what_the_kit_starts(monkeypatch):

@@ -28,7 +28,7 @@ from typing import Any
 
 from kitlib.core import naming, paths
 from kitlib.core.errors import EnvironmentUnavailable
-from kitlib.core.procs import kill_group, pid_alive, pinned, run_bounded
+from kitlib.core.procs import kill_group, pid_alive, pinned, run_bounded, stop_pid
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.environments.lxc import SHARED_DIR
 from kitlib.measure.environments.remote import Transport
@@ -193,7 +193,7 @@ class NspawnEnvironment(Environment):
 
     def _teardown(self) -> None:
         if self.process is not None:
-            stop_machine(self.process.pid, self.leader, wait=self.process.wait)
+            stop_machine(self.process.pid, self.leader)
             if self.process.poll() is None:
                 kill_group(self.process)
             self.process.wait(timeout=30)
@@ -321,30 +321,10 @@ def container_leader(nspawn_pid: int) -> int | None:
     return None
 
 
-def stop_machine(nspawn_pid: int, leader: int | None, wait=None) -> None:
+def stop_machine(nspawn_pid: int, leader: int | None) -> None:
     """Power the machine off (nspawn passes SIGTERM to its init as a shutdown request), bounded;
     SIGKILL its init if it is still there then."""
-    try:
-        os.kill(nspawn_pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if wait is not None:
-            try:
-                wait(timeout=0.2)
-                return
-            except subprocess.TimeoutExpired:
-                continue
-        if not pid_alive(nspawn_pid):
-            return
-        time.sleep(0.2)
-    for pid in (leader, nspawn_pid):
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    stop_pid(nspawn_pid, STOP_TIMEOUT_S, then_kill=[leader] if leader is not None else [])
 
 
 # -- availability ----------------------------------------------------------------------------

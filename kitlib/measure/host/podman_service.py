@@ -27,7 +27,7 @@ from typing import Any
 
 from kitlib.core import naming
 from kitlib.core.errors import EnvironmentUnavailable
-from kitlib.core.procs import OWNER_VARIABLE, child_env, run_bounded, run_bounded_apart
+from kitlib.core.procs import OWNER_VARIABLE, child_env, run_bounded, run_bounded_apart, wait_exited
 
 #: the unprivileged user rootless Podman runs as (created when missing, with subordinate ids)
 ROOTLESS_USER = "kitbench"
@@ -432,20 +432,7 @@ def stop_pause_process(identity: Identity, owner: int) -> None:
     for pid, uid, comm, argv, environ in processes():
         if uid == identity.uid and comm == "catatonit" and "-P" in argv and marked_by(environ, owner):
             _kill(pid, signal.SIGKILL)
-            _wait_gone(pid, 5.0)
-
-
-def _wait_gone(pid: int, timeout: float) -> None:
-    """Until `pid` has exited (a zombie counts as exited), at most `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return
-        if state in ("Z", "X"):
-            return
-        time.sleep(0.02)
+            wait_exited(pid, 5.0)
 
 
 def owner_of_process(argv: list[str], environ: bytes) -> int | None:

@@ -9,12 +9,11 @@ runtime's state goes too) and the shim is stopped.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from kitlib.core.procs import stop_pid
 
 PROC = Path("/proc")
 #: the engine's containerd namespace: shims of other namespaces (Kubernetes, nerdctl) are not the engine's
@@ -93,26 +92,8 @@ def release(stranded: Stranded, runsc: str = "runsc") -> str:
             timeout=30,
             check=False,
         )
-    _stop(stranded.shim_pid)
+    stop_pid(stranded.shim_pid, STOP_GRACE_S)
     return f"stranded shim {stranded.shim_pid} of container {stranded.container_id[:12]} (its engine had removed it)"
-
-
-def _stop(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + STOP_GRACE_S
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def release_all(client, only: str | None = None) -> list[str]:

@@ -6,13 +6,10 @@ The environment that uses all of this is `kitlib.measure.environments.vm`; `clea
 
 from __future__ import annotations
 
-import os
-import signal
-import time
 from pathlib import Path
 
 from kitlib.core import naming
-from kitlib.core.procs import pid_alive
+from kitlib.core.procs import pid_alive, stop_pid
 
 
 def qemu_processes() -> list[tuple[int, str]]:
@@ -43,19 +40,6 @@ def cleanup_leftovers() -> list[str]:
     removed = []
     for pid, name in qemu_processes():
         if orphaned(name):
-            _terminate(pid)
+            stop_pid(pid, 5.0)
             removed.append(f"vm {name} (qemu pid {pid})")
     return removed
-
-
-def _terminate(pid: int, grace: float = 5.0) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            if not pid_alive(pid):
-                return
-            time.sleep(0.1)
