@@ -19,7 +19,7 @@ from kitlib.measure.cleanup import clean_leftovers
 from kitlib.measure.environments import availability
 from kitlib.measure.image import DEFAULT_BASE
 from kitlib.measure.run import hostcheck, preflight
-from kitlib.measure.run.runner import benchmark_image, plan_units, run_plan
+from kitlib.measure.run.runner import benchmark_image, likely_search_units, plan_units, run_plan
 from kitlib.measure.store import RunStore
 from kitlib.measure.vm.prepare import prepare_guest
 from kitlib.notebooks import execute_experiment
@@ -454,11 +454,16 @@ def dry_run(plan) -> int:
     print(
         f"{len(units)} points ({plan.order} order, seed {plan.seed}), {done} already done, {len(units) - done} to run"
     )
-    print(estimate.describe(estimate.estimate(plan, todo), estimate.rates()))
+    searched = likely_search_units(plan, units)
+    print(estimate.describe(estimate.estimate(plan, todo + searched), estimate.rates()))
     for workload in {u.workload.name: u.workload for u in units}.values():
         note = workload.search_note()
         if note:
-            print(f"then {note} (not in the estimate: it depends on what is measured)")
+            likely = sum(u.workload.name == workload.name for u in searched)
+            print(
+                f"then {note}: the {likely} points of its likeliest path are in the estimate; what it "
+                "really adds depends on what is measured"
+            )
     if plan.until_decided is not None:
         _predict(plan)
     return 0

@@ -21,7 +21,7 @@ from kitlib.adaptive import extend_until_decided
 from kitlib.core import paths, timing
 from kitlib.measure import estimate, experiments, provenance
 from kitlib.measure.environments import availability
-from kitlib.measure.run.runner import plan_units, run_plan
+from kitlib.measure.run.runner import likely_search_units, plan_units, run_plan
 from kitlib.measure.store import RunStore
 from kitlib.notebooks import execute, execute_experiment
 
@@ -182,10 +182,13 @@ def announce(plans: dict, profile: str, budget_s: float | None = None) -> dict[s
     print(f"estimated time per experiment on this host ({speed.source}):")
     for name, plan in plans.items():
         store = RunStore(paths.run_folder(plan))
-        todo = store.pending(plan_units(plan, extensions=store.extensions()))
+        units = plan_units(plan, extensions=store.extensions())
+        searched = likely_search_units(plan, units)
+        todo = store.pending(units) + searched
         found = estimate.estimate(plan, todo, calibrated=speed)
         expected[name] = found.total
-        print(f"  {name:<14} {estimate.minutes(found.total):>9}  ({len(todo)} points to measure)")
+        more = f", {len(searched)} of them a search's likely ones" if searched else ""
+        print(f"  {name:<14} {estimate.minutes(found.total):>9}  ({len(todo)} points to measure{more})")
     total = sum(expected.values()) + ANALYSIS_SECONDS
     line = f"  total about {estimate.minutes(total)} with the analysis"
     if budget_s is not None:

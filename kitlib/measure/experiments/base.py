@@ -101,6 +101,11 @@ class Workload(abc.ABC):
         """What `next_points` may add, in words, for a dry run (None: no search)."""
         return None
 
+    def likely_search_points(self) -> list[dict[str, Any]]:
+        """The points `next_points` is expected to add in each environment on the search's likeliest path,
+        for the time estimate (a budget that left them out would be overrun by them): [] without a search."""
+        return []
+
     def prepare(self, env: Environment, peer: Peer) -> None:  # noqa: B027 - optional hook
         """Once per environment before its points (start a server, load data, warm up)."""
 

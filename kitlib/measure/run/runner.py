@@ -104,6 +104,26 @@ def plan_units(
     return [Unit(w, env, point, rep, position) for position, (w, env, point, rep) in enumerate(ordered)]
 
 
+def likely_search_units(plan: Plan, units: list[Unit]) -> list[Unit]:
+    """The units the workloads' searches are expected to add to `units` (the plan's, with what was added
+    so far), in every repetition of every environment they apply to: what a time estimate counts beside
+    the plan's own (`Workload.likely_search_points`). Points already among `units` are not counted again."""
+    known = {(u.env, u.workload.name, unit_key(u.env, u.point, 0, u.workload.name)) for u in units}
+    workloads = {u.workload.name: u.workload for u in units}.values()
+    position = len(units)
+    found: list[Unit] = []
+    for rep in range(plan.repetitions):
+        for env in plan.environments:
+            for workload in workloads:
+                if not workload.applies_to(env):
+                    continue
+                for point in workload.likely_search_points():
+                    if (env, workload.name, unit_key(env, point, 0, workload.name)) not in known:
+                        found.append(Unit(workload, env, point, rep, position))
+                        position += 1
+    return found
+
+
 def search_step(plan: Plan, store: RunStore, workloads: list[Workload]) -> int:
     """One step of the workloads' searches (`Workload.next_points`) on the run's records so far: each point
     asked for is added to every repetition of its environment (`extensions.json`, with why), interleaved
