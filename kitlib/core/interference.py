@@ -76,6 +76,8 @@ LXC_FOREIGN_UNKNOWN = (
 #: the kernel's thread creator: its children (kworkers, jbd2, ksoftirqd, kswapd) are the kernel's own threads
 KTHREADD = 2
 COLUMNS = ("steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "capacity_pct")
+#: the words of the reason a point gets when the capacity probes found the machine slowed
+SLOWED = "of its usual capacity"
 
 
 # -- parsing (pure functions over the files' text) ----------------------------------------------
@@ -710,7 +712,7 @@ class Rule(BaseModel):
             ),
             (fig.runqueue_mean, self.max_runqueue, "run queue {v:.2f} > {t:g}", True),
             (fig.cpu_mhz, self.min_mhz, "CPU clock {v:.0f} MHz < {t:g} MHz", False),
-            (fig.capacity_pct, self.min_capacity_pct, "machine at {v:.0f}% of its usual capacity < {t:g}%", False),
+            (fig.capacity_pct, self.min_capacity_pct, "machine at {v:.0f}% " + SLOWED + " < {t:g}%", False),
         ]
         found = []
         for value, limit, text, above in checks:

@@ -24,6 +24,7 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,12 @@ PROBE_TIMEOUT_S = 60.0
 LINPACK_N = 1500
 LINPACK_TRIALS = 3
 STREAM_NTIMES = 5
+#: how long a point found disturbed by a slowed machine waits, at most, for the machine to come back before
+#: it is measured again; the dips seen on a cloud guest lasted 1 to 20 s, and attempts taken back to back
+#: inside one (3 s apart) all read it: a wait lets the next attempt see the machine the others did
+RECOVERY_WAIT_S = 20.0
+#: seconds between the probes of that wait
+RECOVERY_POLL_S = 1.0
 #: build folders this process could not fill (no compiler, OpenMP or OpenBLAS)
 _UNBUILDABLE: set[Path] = set()
 
@@ -150,6 +157,28 @@ class RunCapacity:
         if value is not None:
             self.readings.setdefault(kind, []).append(value)
         return value
+
+    def recover(
+        self, kind: str, floor_pct: float, timeout: float = RECOVERY_WAIT_S, sleep: Callable[[float], None] = time.sleep
+    ) -> tuple[float, bool] | None:
+        """Probe every RECOVERY_POLL_S until the machine is back at `floor_pct` of its usual figure, at most
+        `timeout` seconds: (seconds waited, whether it came back); None when there is no probe or usual
+        figure to judge by. These probes do not join the usual figure: they are taken because the machine
+        was slow."""
+        usual = self.usual(kind)
+        if not usual:
+            return None
+        started = time.monotonic()
+        while True:
+            value = self.probe(kind, self.cpus)
+            if value is None:
+                return None
+            waited = round(time.monotonic() - started, 1)
+            if 100.0 * value / usual >= floor_pct:
+                return waited, True
+            if waited + RECOVERY_POLL_S > timeout:
+                return waited, False
+            sleep(RECOVERY_POLL_S)
 
     def share_pct(self, kind: str, before: float | None, after: float | None) -> float | None:
         """The lower of the two probes in % of the run's usual figure (None when either is missing)."""

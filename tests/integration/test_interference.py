@@ -3,6 +3,7 @@ measured again, and its discarded attempt kept with the reason (kitlib.core.inte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -120,6 +121,51 @@ def test_the_capacity_probe_sees_a_machine_slowed_by_what_no_process_of_the_run_
     assert share < 90
     reasons = Rule().reasons(Figures(3.0, 0.0, 0.0, 1.0, 2.0, 12, None, capacity_pct=share))
     assert reasons == [f"machine at {share:.0f}% of its usual capacity < 90%"]
+
+
+def _hogs(cpu_ids: list[int], seconds: int) -> list[subprocess.Popen]:
+    """Busy loops, HOGS_PER_CPU on each CPU, that end by themselves after `seconds`."""
+    return [
+        subprocess.Popen(
+            ["taskset", "-c", str(cpu), "timeout", str(seconds), "sh", "-c", "while :; do :; done"],
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        for cpu in cpu_ids
+        for _ in range(HOGS_PER_CPU)
+    ]
+
+
+def test_a_point_on_a_slowed_machine_waits_for_it_to_come_back():
+    """The wait before measuring a slowed point again: while the busy loops run the probe stays low and
+    the wait ends at its bound, saying the machine did not come back; loops that end after 4 s end the
+    next wait soon after, the machine back."""
+    from kitlib.measure import capacity
+
+    sut = list(cpus.split(1).sut_cpus)
+    probes = capacity.RunCapacity(sut)
+    assert probes.before(capacity.CPU) is not None
+    hogs = _hogs(sut, 120)
+    try:
+        waited, back = probes.recover(capacity.CPU, 90.0, timeout=3.0)
+    finally:
+        for hog in hogs:
+            os.killpg(hog.pid, signal.SIGKILL)
+            hog.wait(timeout=10)
+    assert not back and waited < 10  # its 3-s bound, and the one probe that crossed it
+    seeded = list(probes.readings[capacity.CPU])
+    hogs = _hogs(sut, 4)
+    try:
+        waited, back = probes.recover(capacity.CPU, 90.0, timeout=120.0)
+        ended = [hog.poll() is not None for hog in hogs]
+    finally:
+        for hog in hogs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(hog.pid, signal.SIGKILL)
+            hog.wait(timeout=10)
+    print(f"back after {waited} s")
+    assert back and all(ended)  # it read the usual figure only once the loops had ended
+    assert probes.readings[capacity.CPU] == seeded  # the wait's probes leave the usual figure alone
 
 
 def test_the_plan_s_rule_decides_and_is_recorded(isolated_dirs):

@@ -340,19 +340,26 @@ def _run_unit(
 ) -> None:
     """Measure the point, again while the interference rule finds it disturbed or, for a time-bound
     point, the steady-state rule finds it too short (then for longer), at most max_attempts times:
-    every discarded attempt is kept as units/<key>.attempt<N>.json with its reason."""
+    every discarded attempt is kept as units/<key>.attempt<N>.json with its reason. After an attempt
+    the capacity probes found on a slowed machine, the next waits for the machine to come back
+    (`RunCapacity.recover`, bounded), so it does not land in the same dip."""
     rule = plan.interference or interference.DEFAULT_RULE
     sizes = {} if sizes is None else sizes
     size_key = (unit.workload.name, json.dumps(unit.point, sort_keys=True, default=str))
     profile_s = unit.workload.profile_seconds()
     seconds = max(profile_s, sizes.get(size_key, 0.0)) if profile_s is not None else None
     discarded: list[dict[str, Any]] = []
+    kind = unit.workload.capacity_probe if probes is not None else None
     for attempt in range(1, rule.max_attempts + 1):
         kept, grown = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes)
         if grown is not None:
             seconds = sizes[size_key] = max(grown, sizes.get(size_key, 0.0))
         if kept:
             return
+        if kind and rule.min_capacity_pct is not None and interference.SLOWED in discarded[-1]["reason"]:
+            recovered = probes.recover(kind, rule.min_capacity_pct)
+            if recovered is not None:  # the next attempt waits for the machine to come back (bounded)
+                discarded[-1]["waited_for_capacity_s"], discarded[-1]["capacity_back"] = recovered
 
 
 def _attempt_unit(
