@@ -158,9 +158,7 @@ class RunCapacity:
             self.readings.setdefault(kind, []).append(value)
         return value
 
-    def recover(
-        self, kind: str, floor_pct: float, timeout: float = RECOVERY_WAIT_S, sleep: Callable[[float], None] = time.sleep
-    ) -> tuple[float, bool] | None:
+    def recover(self, kind: str, floor_pct: float, timeout: float = RECOVERY_WAIT_S) -> tuple[float, bool] | None:
         """Probe every RECOVERY_POLL_S until the machine is back at `floor_pct` of its usual figure, at most
         `timeout` seconds: (seconds waited, whether it came back); None when there is no probe or usual
         figure to judge by. These probes do not join the usual figure: they are taken because the machine
@@ -178,7 +176,7 @@ class RunCapacity:
                 return waited, True
             if waited + RECOVERY_POLL_S > timeout:
                 return waited, False
-            sleep(RECOVERY_POLL_S)
+            time.sleep(RECOVERY_POLL_S)
 
     def share_pct(self, kind: str, before: float | None, after: float | None) -> float | None:
         """The lower of the two probes in % of the run's usual figure (None when either is missing)."""

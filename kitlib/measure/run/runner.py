@@ -104,11 +104,16 @@ def plan_units(
     return [Unit(w, env, point, rep, position) for position, (w, env, point, rep) in enumerate(ordered)]
 
 
+def _point_identity(env: str, workload: str, point: dict[str, Any]) -> tuple[str, str, str]:
+    """A point of a workload in an environment, whatever its repetition: what a search never adds twice."""
+    return env, workload, unit_key(env, point, 0, workload)
+
+
 def likely_search_units(plan: Plan, units: list[Unit]) -> list[Unit]:
     """The units the workloads' searches are expected to add to `units` (the plan's, with what was added
     so far), in every repetition of every environment they apply to: what a time estimate counts beside
     the plan's own (`Workload.likely_search_points`). Points already among `units` are not counted again."""
-    known = {(u.env, u.workload.name, unit_key(u.env, u.point, 0, u.workload.name)) for u in units}
+    known = {_point_identity(u.env, u.workload.name, u.point) for u in units}
     workloads = {u.workload.name: u.workload for u in units}.values()
     position = len(units)
     found: list[Unit] = []
@@ -118,7 +123,7 @@ def likely_search_units(plan: Plan, units: list[Unit]) -> list[Unit]:
                 if not workload.applies_to(env):
                     continue
                 for point in workload.likely_search_points():
-                    if (env, workload.name, unit_key(env, point, 0, workload.name)) not in known:
+                    if _point_identity(env, workload.name, point) not in known:
                         found.append(Unit(workload, env, point, rep, position))
                         position += 1
     return found
@@ -131,15 +136,12 @@ def search_step(plan: Plan, store: RunStore, workloads: list[Workload]) -> int:
     every repetition leaves no records to judge, and asking for it again would never end): the search
     ends there. Returns the points added (0: every search is done)."""
     records = store.consolidate()
-    known = {
-        (u.env, u.workload.name, unit_key(u.env, u.point, 0, u.workload.name))
-        for u in plan_units(plan, workloads, store.extensions())
-    }
+    known = {_point_identity(u.env, u.workload.name, u.point) for u in plan_units(plan, workloads, store.extensions())}
     steps = []  # (environment, workload, its new points): each added in every repetition, repetitions outermost
     for workload in workloads:
         wanted = workload.next_points(records, [e for e in plan.environments if workload.applies_to(e)])
         for env, points in wanted.items():
-            new = [p for p in points if (env, workload.name, unit_key(env, p, 0, workload.name)) not in known]
+            new = [p for p in points if _point_identity(env, workload.name, p) not in known]
             if new:
                 steps.append((env, workload, new))
     for rep in range(plan.repetitions):
