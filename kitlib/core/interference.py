@@ -5,15 +5,18 @@ Figures of one point (`Figures`), each over the interval the point's measurement
 
 - steal_pct: the steal column of /proc/stat's `cpu` line, in % of all CPU time of the interval (a
   hypervisor ran something else on this guest's virtual CPUs).
-- foreign_cpu_pct: CPU time spent in processes (user + nice + system of /proc/stat, all CPUs, plus
-  irq + softirq where the kernel charges interrupt time to the process it interrupted) minus the
-  CPU time of the run's own and of the kernel's own threads (kthreadd's children: writeback, the
-  journal, ksoftirqd, mostly working for the point's own I/O; an fio random write read 8-11% of the
-  machine in them), in % of the host's capacity over the interval (wall time × CPUs): a busy loop on
-  one CPU of two is 50. Which kernel is which (`irq_time_in_processes`): without
-  CONFIG_IRQ_TIME_ACCOUNTING a process's time includes the interrupts and softirqs served while it ran,
-  while /proc/stat books them under irq and softirq; left out, a network point's own softirq time made
-  its own CPU exceed the host's busy time (an iperf3 on loopback read -24%) and hid other processes.
+- foreign_cpu_pct: CPU time of the processes that are neither the run's own nor the kernel's own
+  threads (kthreadd's children: writeback, the journal, ksoftirqd, mostly working for the point's own
+  I/O; an fio random write read 8-11% of the machine in them), summed process by process from
+  /proc/<pid>/stat, in % of the host's capacity over the interval (wall time × CPUs): a busy loop on
+  one CPU of two is 50. Each process counts from its first reading in the point (0 if it started
+  inside it) to its last; one that exited counts by its parent's cutime and cstime when a process
+  still alive reaped it (pid 1 reaps the orphans). Why not the machine's busy time minus the run's
+  own: /proc/stat samples CPU states at each clock tick and, on a tickless kernel, loses ticks
+  wherever CPUs go idle and wake many thousand times a second; around a one-connection Redis point on
+  a 2-core guest it counted 11% fewer ticks than wall time × CPUs and 2.3 s less busy time than the
+  run's own processes used (other processes at -7%), while a process's own time is the scheduler's
+  and exact. The subtraction then hid a disturbance of that size.
   The run's own (`Ownership`) are this process and its
   descendants (utime + stime of the live ones plus cutime + cstime, which hold their reaped
   children), processes marked as started by this run (KITLIB_OWNER, see kitlib.core.procs), the cgroups
@@ -21,14 +24,15 @@ Figures of one point (`Figures`), each over the interval the point's measurement
   the run; a cgroup keeps counting processes that exited), and, while a point runs in a local
   Docker environment, the engine's daemons (dockerd, containerd, its shims, docker-proxy, runc):
   their work is the environment's cost. An LXC point's commands run through lxc-attach, whose children
-  count in the container's cgroup and again, once reaped, in the kit's own cutime: their own CPU read
-  about twice the real (other processes at -90%), so an LXC point records no `foreign_cpu_pct`
-  (`LXC_FOREIGN_UNKNOWN`) and is judged on steal and capacity.
-  Limits: a process of the run reaped by a foreign parent loses its time
-  after its last sample, and a container of the run shorter than one sample interval is missed;
-  both count as foreign. The two sides are read a moment apart and /proc/stat counts in ticks while a
-  process's time is the scheduler's, so a quiet point can read a few percent below zero (a loopback
-  iperf3 read -4%): it is recorded as read.
+  count in the container's cgroup and again, once reaped, in the kit's own cutime: its own CPU would
+  read about twice the real, so an LXC point records no `own_cpu_s` (`LXC_OWN_UNKNOWN`); the others'
+  share does not rest on it.
+  Limits: a process of the run reaped by another process (pid 1 reaping a daemon of the run) counts
+  as foreign for its time after its last sample (at most OWN_EVERY × SAMPLE_S), and a process that
+  starts and exits between two samples while its parent exits too is missed. Interrupts: on a kernel
+  without IRQ time accounting (`irq_time_in_processes`) the interrupts and softirqs served while a
+  process ran are in its time, so the run's own network softirq served while another process ran
+  counts as that process's.
 - runqueue_mean: /proc/stat's procs_running (runnable threads on the whole host, the sampler's own
   read among them), mean of samples taken every SAMPLE_S by a background thread.
 - cpu_mhz: mean of /sys/devices/system/cpu/cpu<N>/cpufreq/scaling_cur_freq over the system under
@@ -47,7 +51,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,14 +71,14 @@ OWN_EVERY = 2
 ENGINE_COMMS = ("dockerd", "containerd", "containerd-shim", "docker-proxy", "runc")
 _CONTAINER_ID = re.compile(r"(?:^|[/-])([0-9a-f]{64})(?:\.scope)?$")
 TOOL = "/proc"
-#: the record columns of a point's figures (beside attempt, discarded_attempts and disturbed)
-#: why an LXC point records no share of other processes' CPU (missing, never a wrong number)
-LXC_FOREIGN_UNKNOWN = (
+#: why an LXC point records none of the run's own CPU time (missing, never a wrong number)
+LXC_OWN_UNKNOWN = (
     "an LXC point's commands run through lxc-attach: the container's cgroup counts them, and the kit's own "
     "process counts them again once lxc-attach reaps them, so the run's own CPU cannot be told apart"
 )
 #: the kernel's thread creator: its children (kworkers, jbd2, ksoftirqd, kswapd) are the kernel's own threads
 KTHREADD = 2
+#: the record columns of a point's figures (beside attempt, discarded_attempts and disturbed)
 COLUMNS = ("steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "capacity_pct")
 #: the words of the reason a point gets when the capacity probes found the machine slowed
 SLOWED = "of its usual capacity"
@@ -93,15 +97,6 @@ class CpuTimes:
     irq: int
     softirq: int
     steal: int
-
-    @property
-    def in_processes(self) -> int:
-        """Time spent running processes (guest time is inside user and nice)."""
-        return self.user + self.nice + self.system
-
-    @property
-    def in_interrupts(self) -> int:
-        return self.irq + self.softirq
 
     @property
     def total(self) -> int:
@@ -290,6 +285,12 @@ class Ownership:
     _containers: dict[str, bool] = field(default_factory=dict, repr=False)
     #: (pid, starttime) -> CPU ticks of the kernel's own threads at the last scan (kthreadd's children)
     kernel: dict[tuple[int, int], int] = field(default_factory=dict, repr=False)
+    #: (pid, starttime) -> (ppid, ticks) at the last scan of every process but the kernel's threads
+    everyone: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict, repr=False)
+    #: which of them are other processes': neither the run's own nor in one of the run's cgroups
+    others: set[tuple[int, int]] = field(default_factory=set, repr=False)
+    #: (pid, starttime) -> command name of every other process any scan found
+    names: dict[tuple[int, int], str] = field(default_factory=dict, repr=False)
 
     def scan(self) -> tuple[dict[tuple[int, int], tuple[int, int]], dict[str, float]]:
         """((pid, starttime) -> (ppid, ticks) of the run's own processes, cgroup path -> seconds of its cgroups)."""
@@ -305,12 +306,17 @@ class Ownership:
         tree = self._tree(stats)
         own: dict[tuple[int, int], tuple[int, int]] = {}
         groups: dict[str, float] = {}
-        self.kernel = {
-            (pid, st.starttime): st.utime + st.stime for pid, st in stats.items() if KTHREADD in (pid, st.ppid)
-        }
+        self.kernel, self.everyone, self.others = {}, {}, set()
         for pid, st in stats.items():
             key = (pid, st.starttime)
+            if KTHREADD in (pid, st.ppid):
+                self.kernel[key] = st.utime + st.stime
+                continue
+            self.everyone[key] = (st.ppid, st.ticks)
             kind = "tree" if pid in tree else self._classify(key, st)
+            if kind is None:
+                self.others.add(key)
+                self.names[key] = st.comm
             if kind in ("tree", "marked"):
                 own[key] = (st.ppid, st.ticks)
             elif kind == "engine":
@@ -410,9 +416,10 @@ def docker_container_check(root_pid: int | None = None) -> Callable[[str], bool]
 
 
 @dataclass
-class OwnLedger:
-    """The run's own CPU time over a point, from scans: each process's first and last reading, so a
-    process that exits is counted by its parent's cutime when the run reaps it, else by its last reading."""
+class CpuLedger:
+    """The CPU time of a set of processes (and cgroups) over a point, from scans: each process's first and
+    last reading, so a process that exits is counted by its parent's cutime when a process of the set
+    still alive reaped it, else by its last reading. One ledger holds the run's own, another the others."""
 
     first: dict[tuple[int, int], int] = field(default_factory=dict)
     last: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
@@ -430,32 +437,59 @@ class OwnLedger:
         self._started = True
 
     def seconds(self, final: dict[tuple[int, int], tuple[int, int]], clk_tck: int) -> float:
-        """Own CPU seconds between the first scan and `final` (the last scan, already added)."""
+        """CPU seconds between the first scan and `final` (the last scan, already added)."""
+        cgroups = sum(self.groups_last[p] - self.groups_first[p] for p in self.groups_last)
+        return self.process_seconds(final, clk_tck) + cgroups
+
+    def process_seconds(self, final: dict[tuple[int, int], tuple[int, int]], clk_tck: int) -> float:
+        """The processes' part of `seconds`, the cgroups left out."""
         alive = {pid for pid, _ in final}
         parents = {pid: ppid for (pid, _), (ppid, _) in self.last.items()}
         ticks = 0
         for key, (ppid, value) in self.last.items():
             start = self.first[key]
-            if key in final or not _reaped_into(ppid, alive, parents):
+            if key in final or _reaper(ppid, alive, parents) is None:
                 ticks += value - start  # alive at the end, or its time after the last reading is lost
             else:
-                # reaped by a process of the run, or by one that a process of the run reaped in turn: its
+                # reaped by a process of the set, or by one that a process of the set reaped in turn: its
                 # whole time is in the cutime of the nearest one still alive
                 ticks -= start
-        cgroups = sum(self.groups_last[p] - self.groups_first[p] for p in self.groups_last)
-        return ticks / clk_tck + cgroups
+        return ticks / clk_tck
+
+    def others_ticks(
+        self, final: dict[tuple[int, int], tuple[int, int]], others: set[tuple[int, int]]
+    ) -> dict[tuple[int, int], int]:
+        """Each other process's ticks over the point, from a ledger of every process. A process that
+        exited counts where its time went: in the cutime of the live process that reaped it. So another
+        process reaped by another counts in its reaper's entry (the children it reaped with it); the run's
+        own (or its container's) reaped by another (pid 1, once its parent exited) is taken out of its
+        reaper by its last reading, leaving the reaper only what it ran after that; another process
+        reaped by the run counts by its last reading."""
+        alive = {key[0]: key for key in final}
+        parents = {pid: ppid for (pid, _), (ppid, _) in self.last.items()}
+        found: dict[tuple[int, int], int] = {}
+        for key, (ppid, value) in self.last.items():
+            start = self.first[key]
+            reaper = None if key in final else _reaper(ppid, alive.keys(), parents)
+            by_another = reaper is not None and alive[reaper] in others
+            if key in others and not by_another:
+                found[key] = found.get(key, 0) + value - start
+            elif by_another:
+                # all its time is in the reaper's: its time before the point, or as the run's, leaves it
+                found[alive[reaper]] = found.get(alive[reaper], 0) - (start if key in others else value)
+        return found
 
 
-def _reaped_into(ppid: int, alive: set[int], parents: dict[int, int]) -> bool:
-    """Whether a vanished process's time reached a process still alive: its parent is alive, or its parent
-    vanished too and was itself reaped into one (the chain `bash -c 'time xz …'` under the kit)."""
+def _reaper(ppid: int, alive: Collection[int], parents: dict[int, int]) -> int | None:
+    """The live process a vanished process's time reached: its parent if alive, or the one its parent,
+    vanished too, was itself reaped into (the chain `bash -c 'time xz …'` under the kit); None if lost."""
     seen: set[int] = set()
     while ppid not in alive:
         if ppid in seen or ppid not in parents:
-            return False
+            return None
         seen.add(ppid)
         ppid = parents[ppid]
-    return True
+    return ppid
 
 
 # -- the figures of one point ------------------------------------------------------------------
@@ -468,12 +502,15 @@ class Figures:
     runqueue_mean: float | None
     runqueue_samples: int
     cpu_mhz: float | None
-    #: busy time counted interrupts too (see `irq_time_in_processes`)
+    #: the kernel charged interrupts to the processes they interrupted (see `irq_time_in_processes`)
     irq_in_processes: bool = False
     #: the machine's capacity probed around the point, in % of the run's usual (`kitlib.measure.capacity`)
     capacity_pct: float | None = None
     #: CPU time of the kernel's own threads over the point: neither the run's nor another process's
     kernel_cpu_s: float | None = None
+    #: the other processes that used the most CPU over the point (with the children they reaped):
+    #: {"command", "pid", "cpu_s"}, busiest first, so a disturbed point says what disturbed it
+    busiest_others: tuple[dict[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -494,25 +531,20 @@ def figures(
     after: ProcStat,
     wall_s: float,
     own_cpu_s: float | None,
+    foreign_cpu_s: float | None,
     runqueue: list[int],
     mhz: list[float],
-    clk_tck: int,
     ncpus: int,
     irq_in_processes: bool = False,
     kernel_cpu_s: float = 0.0,
 ) -> Figures:
-    """The point's figures from two /proc/stat readings and the samples between them; `irq_in_processes`:
-    the kernel charges interrupt time to processes (`irq_time_in_processes`), so busy time counts it too."""
+    """The point's figures from two /proc/stat readings (steal), the CPU time of the run's own and of the
+    other processes over the point (`CpuLedger`; None where it cannot be told) and the samples between;
+    `irq_in_processes` says how this kernel charged interrupts (`irq_time_in_processes`)."""
     total = after.cpu.total - before.cpu.total
     steal = 100.0 * (after.cpu.steal - before.cpu.steal) / total if total > 0 else None
-    busy_ticks = after.cpu.in_processes - before.cpu.in_processes
-    if irq_in_processes:
-        busy_ticks += after.cpu.in_interrupts - before.cpu.in_interrupts
-    busy_s = busy_ticks / clk_tck
     capacity = wall_s * ncpus
-    foreign = None
-    if own_cpu_s is not None and capacity > 0:
-        foreign = 100.0 * (busy_s - own_cpu_s - kernel_cpu_s) / capacity
+    foreign = 100.0 * foreign_cpu_s / capacity if foreign_cpu_s is not None and capacity > 0 else None
     return Figures(
         wall_s=round(wall_s, 3),
         steal_pct=_round(steal),
@@ -530,8 +562,8 @@ def irq_time_in_processes(proc: Path = PROC, boot: Path = Path("/boot")) -> bool
     """Whether this kernel charges interrupt and softirq time to the process it interrupted: true unless
     it was built with CONFIG_IRQ_TIME_ACCOUNTING (or precise accounting) and `tsc=noirqtime` did not turn
     that off. The build's configuration is read from /proc/config.gz or /boot/config-<release>; where
-    neither exists the answer is false, so a network point's own softirq time is never taken for
-    another process's (its foreign CPU may then read a few % low)."""
+    neither exists the answer is false. Recorded with each point's figures: where it is true, the
+    run's own softirq served while another process ran is in that process's time."""
     config = kernel_config(proc, boot)
     if config is None:
         return False
@@ -583,26 +615,29 @@ class PointSampler:
         cpus: Iterable[int] | None,
         ownership: Ownership | None = None,
         interval: float = SAMPLE_S,
-        foreign_unknown: str | None = None,
+        own_unknown: str | None = None,
     ):
         self.cpus = sorted(cpus) if cpus else sorted(os.sched_getaffinity(0))
         self.ownership = ownership or Ownership()
         self.interval = interval
         self.figures: Figures | None = None
         self.error: str | None = None
-        #: why other processes' share of the CPU cannot be told for this point (`LXC_FOREIGN_UNKNOWN`):
-        #: its figures then leave `foreign_cpu_pct` missing, never a wrong number
-        self.foreign_unknown = foreign_unknown
+        #: why the run's own CPU time cannot be told for this point (`LXC_OWN_UNKNOWN`): its figures then
+        #: leave `own_cpu_s` missing, never a wrong number (other processes' share is summed apart)
+        self.own_unknown = own_unknown
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._ledger = OwnLedger()
+        self._own = CpuLedger()
+        #: every process but the kernel's threads, and which of them are other processes' (the last scan's word)
+        self._all = CpuLedger()
+        self._others: set[tuple[int, int]] = set()
         self._runqueue: list[int] = []
         self._mhz: list[float] = []
 
     def __enter__(self) -> PointSampler:
         try:
-            self._ledger.add(*self.ownership.scan())
+            self._add(self._scan())
             self._kernel_before = dict(self.ownership.kernel)
             self._before = read_proc_stat()
         except (OSError, ParseError) as exc:  # the point is measured all the same; its figures are missing
@@ -620,7 +655,7 @@ class PointSampler:
                 running = read_proc_stat().procs_running
                 mhz = cpu_mhz(self.cpus)
                 count += 1
-                scanned = self.ownership.scan() if count % OWN_EVERY == 0 else None
+                scanned = self._scan() if count % OWN_EVERY == 0 else None
             except (OSError, ParseError) as exc:
                 self.error = str(exc)
                 continue
@@ -629,7 +664,26 @@ class PointSampler:
                 if mhz is not None:
                     self._mhz.append(mhz)
                 if scanned is not None:
-                    self._ledger.add(*scanned)
+                    self._add(scanned)
+
+    def _busiest(self, ticks: dict[tuple[int, int], int], tick: int, count: int = 3) -> tuple[dict[str, Any], ...]:
+        """The `count` other processes that used the most CPU over the point (at least a tick)."""
+        found = sorted(((t, key) for key, t in ticks.items() if t > 0), reverse=True)
+        return tuple(
+            {"command": self.ownership.names.get(key, "?"), "pid": key[0], "cpu_s": round(t / tick, 2)}
+            for t, key in found[:count]
+        )
+
+    def _scan(self) -> tuple[dict, dict, dict, set]:
+        """The run's own processes, its cgroups, every process and which are others', from one pass over /proc."""
+        own, groups = self.ownership.scan()
+        return own, groups, dict(self.ownership.everyone), set(self.ownership.others)
+
+    def _add(self, scanned: tuple[dict, dict, dict, set]) -> None:
+        own, groups, everyone, others = scanned
+        self._own.add(own, groups)
+        self._all.add(everyone, {})
+        self._others = (self._others - set(everyone)) | others
 
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
@@ -639,24 +693,26 @@ class PointSampler:
         try:
             after = read_proc_stat()
             wall = time.monotonic() - self._started
-            final = self.ownership.scan()
+            final = self._scan()
+            tick = os.sysconf("SC_CLK_TCK")
             with self._lock:
-                self._ledger.add(*final)
-                own = self._ledger.seconds(final[0], os.sysconf("SC_CLK_TCK"))
+                self._add(final)
+                own = final[0]
+                others = self._all.others_ticks(final[2], self._others)
+                foreign = sum(others.values()) / tick
                 self.figures = figures(
                     self._before,
                     after,
                     wall,
-                    own,
+                    None if self.own_unknown is not None else self._own.seconds(own, tick),
+                    foreign,
                     list(self._runqueue),
                     list(self._mhz),
-                    os.sysconf("SC_CLK_TCK"),
                     len(after.per_cpu) or os.cpu_count() or 1,
                     _irq_time_in_processes_here(),
-                    kernel_seconds(self._kernel_before, self.ownership.kernel, os.sysconf("SC_CLK_TCK")),
+                    kernel_seconds(self._kernel_before, self.ownership.kernel, tick),
                 )
-            if self.foreign_unknown is not None:
-                self.figures = replace(self.figures, foreign_cpu_pct=None)
+                self.figures = replace(self.figures, busiest_others=self._busiest(others, tick))
         except (OSError, ParseError) as exc:  # the point stands; its figures are missing, with why
             self.error = str(exc)
 
@@ -678,10 +734,10 @@ class Rule(BaseModel):
     - max_attempts 3: a disturbed point is measured at most three times; the last attempt counts
       then, marked disturbed, so a noisy host costs at most three times the time, not forever.
     - foreign_cpu_min_seconds 2: other processes' CPU is judged only over points at least this long.
-      It is the machine's CPU time minus the run's own, each read at clock-tick resolution, and on a
-      point of about a second the engine's short-lived helpers (docker exec, runc, shims) that start
-      and exit inside it make the difference swing by tens of % of the machine either way; shorter
-      points record the figure and are judged on steal, which the kernel counts directly.
+      Each process's time is read in clock ticks at scans OWN_EVERY × SAMPLE_S apart, and over a point
+      of about a second the ticks' rounding, summed over the processes, and the time of a process of
+      the run after its last scan (reaped by another: pid 1, the engine) are a large share of the
+      interval; shorter points record the figure and are judged on steal, which the kernel counts directly.
     - min_capacity_pct 90: a memory- or CPU-bound point whose probes (`kitlib.measure.capacity`) found the
       machine below 90% of its usual figure in that run ran on a machine slowed by something the guest
       cannot see (another tenant, the host's clock): the probes' run-to-run spread on a quiet 2-core
@@ -707,7 +763,7 @@ class Rule(BaseModel):
             (
                 fig.foreign_cpu_pct if fig.wall_s >= self.foreign_cpu_min_seconds else None,
                 self.max_foreign_cpu_pct,
-                "CPU of other processes {v:.1f}% > {t:g}%",
+                "CPU of other processes {v:.1f}% > {t:g}%{busiest}",
                 True,
             ),
             (fig.runqueue_mean, self.max_runqueue, "run queue {v:.2f} > {t:g}", True),
@@ -719,8 +775,15 @@ class Rule(BaseModel):
             if value is None or limit is None:
                 continue
             if (value > limit) if above else (value < limit):
-                found.append(text.format(v=value, t=limit))
+                # a command's name is the process's to choose: it goes in as a value, never as a format
+                found.append(text.format(v=value, t=limit, busiest=_busiest(fig.busiest_others)))
         return found
 
 
 DEFAULT_RULE = Rule()
+
+
+def _busiest(others: Iterable[dict[str, Any]]) -> str:
+    """` (busiest: dockerd 1.20 s, sh 0.40 s)`, or nothing where no other process was seen."""
+    named = ", ".join(f"{o['command']} {o['cpu_s']:.2f} s" for o in others)
+    return f" (busiest: {named})" if named else ""

@@ -82,7 +82,7 @@ def test_a_fleet_run_brings_back_a_verified_bundle_from_each_host(two_hosts, tmp
     )
     said, _ = proc.communicate(timeout=900)
     assert proc.returncode == 0, said[-3000:]
-    assert "2 of 2 host(s) done" in said
+    assert "2 of 2 host(s) done" in said, said[-3000:]
     record = json.loads((output / "fleet.json").read_text())
     assert [h["status"] for h in record["hosts"]] == ["done", "done"]
     machines = set()
@@ -115,7 +115,7 @@ def test_a_host_lost_mid_run_is_named_and_the_other_completes(two_hosts, tmp_pat
     hosts[1].stop()
     said, _ = proc.communicate(timeout=900)
     assert proc.returncode == 1, said[-3000:]
-    assert "1 of 2 host(s) done" in said
+    assert "1 of 2 host(s) done" in said, said[-3000:]
     record = json.loads((output / "fleet.json").read_text())
     outcome = {h["host"]: h for h in record["hosts"]}
     assert outcome["lab-a"]["status"] == "done" and outcome["lab-b"]["status"] == "failed"

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -188,3 +189,49 @@ def test_the_plan_s_rule_decides_and_is_recorded(isolated_dirs):
         assert attempt["status"] == "discarded" and "run queue" in attempt["reason"]
         assert attempt["interference"]["rule"] == plan.interference.model_dump(mode="json")
     assert "2 of 2 point(s) measured again" in stability.report(records)
+
+
+def test_a_quiet_ping_pong_of_the_run_s_own_reads_no_other_process():
+    """A one-connection Redis ping-pong (the run's own server and client, children of this process)
+    makes both CPUs idle and wake many thousand times a second, where /proc/stat's ticks go missing:
+    the machine's busy time minus the run's own read about -7% of the machine here. Summed process by
+    process, other processes' share is what they used: none of them is busy, so it stays small."""
+    import shutil
+    import socket
+
+    from kitlib.core import interference
+
+    if not (shutil.which("redis-server") and shutil.which("redis-benchmark")):
+        pytest.skip("redis-server and redis-benchmark are not installed")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    server = subprocess.Popen(
+        ["redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        cli = ["redis-cli", "-p", port, "PING"]
+        for _ in range(100):  # bounded: 10 s for the server to answer
+            if subprocess.run(cli, capture_output=True, text=True, timeout=10).stdout.strip() == "PONG":
+                break
+            time.sleep(0.1)
+        stat_before = interference.read_proc_stat()
+        with interference.PointSampler(None) as sampler:
+            subprocess.run(
+                ["timeout", "60", "redis-benchmark", "-p", port, "-c", "1", "-n", "100000", "-q", "GET", "k"],
+                capture_output=True,
+                timeout=90,
+                check=True,
+            )
+        stat_after = interference.read_proc_stat()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    fig = sampler.figures
+    ticks = stat_after.cpu.total - stat_before.cpu.total
+    capacity = fig.wall_s * len(stat_after.per_cpu) * os.sysconf("SC_CLK_TCK")
+    print(f"other processes {fig.foreign_cpu_pct}% of the machine; /proc/stat counted {ticks} of {capacity:.0f} ticks")
+    assert fig.own_cpu_s > 0.2 * fig.wall_s  # the ping-pong ran, as the run's own
+    assert 0 <= fig.foreign_cpu_pct < interference.DEFAULT_RULE.max_foreign_cpu_pct

@@ -100,7 +100,7 @@ def test_redis_runs_in_the_machine_from_the_peer(nspawn_image, isolated_dirs):
     assert "redis-server" in session["tool_versions"]["nspawn"]
     assert result.records["steal_pct"].notna().all()
     unit = json.loads(next((result.root / "units").glob("redis__nspawn__*.json")).read_text())
-    assert unit["interference"]["foreign_cpu_unknown"] is None
+    assert unit["interference"]["own_cpu_unknown"] is None
     assert nspawn_leftovers(os.getpid()) == []
 
 

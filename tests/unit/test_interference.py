@@ -14,8 +14,10 @@ import pytest
 import kitlib
 from kitlib.core import interference
 from kitlib.core.errors import ParseError
-from kitlib.core.interference import Figures, OwnLedger, Rule
+from kitlib.core.interference import CpuLedger, Figures, Rule
 from kitlib.measure.planning import Plan
+
+from ..support.busy_loop import orphan_busy_loop
 
 DATA = Path(__file__).parents[1] / "data" / "proc"
 
@@ -93,10 +95,10 @@ def test_the_clock_is_missing_where_the_kernel_reports_none(tmp_path):
 
 def test_figures_from_two_captured_readings():
     before, after = (interference.parse_proc_stat(read(n)) for n in ("stat.before", "stat.after"))
-    fig = interference.figures(before, after, 2.0, own_cpu_s=0.5, runqueue=[3, 4, 5], mhz=[], clk_tck=100, ncpus=2)
-    # 404 ticks passed (2 s x 2 CPUs); 404 of them in processes (user 361 + system 43), no steal
+    fig = interference.figures(before, after, 2.0, 0.5, foreign_cpu_s=3.54, runqueue=[3, 4, 5], mhz=[], ncpus=2)
+    # 404 ticks passed (2 s x 2 CPUs), no steal; other processes used 3.54 s of the 4 s the 2 CPUs had
     assert fig.steal_pct == 0.0
-    assert fig.foreign_cpu_pct == pytest.approx(100 * (4.04 - 0.5) / 4.0, abs=0.01)
+    assert fig.foreign_cpu_pct == pytest.approx(100 * 3.54 / 4.0, abs=0.01)
     assert fig.runqueue_mean == 4.0 and fig.runqueue_samples == 3
     assert fig.cpu_mhz is None
     assert fig.columns() == {
@@ -106,19 +108,8 @@ def test_figures_from_two_captured_readings():
         "cpu_mhz": None,
         "capacity_pct": None,
     }
-    unknown = interference.figures(before, after, 2.0, None, [], [], 100, 2)
-    assert unknown.foreign_cpu_pct is None and unknown.runqueue_mean is None
-
-
-def test_a_kernel_that_charges_interrupts_to_processes_has_them_counted_as_busy():
-    # /proc/stat around a 2-s iperf3 on loopback (tests/data/proc/stat.loopback.*): 71 softirq ticks,
-    # which a tick-accounting kernel also charged to iperf3's own CPU time
-    before, after = (interference.parse_proc_stat(read(f"stat.loopback.{n}")) for n in ("before", "after"))
-    assert after.cpu.in_interrupts - before.cpu.in_interrupts == 71
-    args = (before, after, 2.0, 1.0, [2], [], 100, 2)
-    plain, with_irq = interference.figures(*args), interference.figures(*args, irq_in_processes=True)
-    assert with_irq.foreign_cpu_pct - plain.foreign_cpu_pct == pytest.approx(100 * 0.71 / 4.0, abs=0.01)
-    assert with_irq.as_dict()["irq_in_processes"] is True and plain.irq_in_processes is False
+    unknown = interference.figures(before, after, 2.0, None, None, [], [], 2)
+    assert unknown.foreign_cpu_pct is None and unknown.runqueue_mean is None and unknown.own_cpu_s is None
 
 
 def test_the_kernel_s_own_threads_are_neither_the_run_s_nor_another_process_s():
@@ -128,10 +119,7 @@ def test_the_kernel_s_own_threads_are_neither_the_run_s_nor_another_process_s():
     first, last = {(2, 24): 0, (31, 90): 500}, {(2, 24): 0, (31, 90): 530, (4000, 777): 12}  # a kworker started
     kernel = interference.kernel_seconds(first, last, clk_tck=100)
     assert kernel == pytest.approx(0.42)
-    plain = interference.figures(before, after, 2.0, 1.0, [2], [], 100, 2)
-    without = interference.figures(before, after, 2.0, 1.0, [2], [], 100, 2, kernel_cpu_s=kernel)
-    assert plain.foreign_cpu_pct - without.foreign_cpu_pct == pytest.approx(100 * 0.42 / 4.0, abs=0.01)
-    assert without.kernel_cpu_s == 0.42
+    assert interference.figures(before, after, 2.0, 1.0, 0.0, [2], [], 2, kernel_cpu_s=kernel).kernel_cpu_s == 0.42
 
 
 def test_which_kernels_charge_interrupt_time_to_processes(tmp_path):
@@ -157,7 +145,7 @@ def test_which_kernels_charge_interrupt_time_to_processes(tmp_path):
 
 
 def test_ledger_counts_a_reaped_child_once_and_an_orphan_by_its_last_reading():
-    ledger = OwnLedger()
+    ledger = CpuLedger()
     parent, child, orphan = (10, 1), (11, 2), (12, 3)
     ledger.add({parent: (1, 100), child: (10, 40), orphan: (1, 7)}, {"/docker/c": 5.0})
     ledger.add({parent: (1, 100), child: (10, 60), orphan: (1, 9), (13, 4): (10, 5)}, {"/docker/c": 6.5})
@@ -168,6 +156,26 @@ def test_ledger_counts_a_reaped_child_once_and_an_orphan_by_its_last_reading():
     # parent +75 (the child's 30 of this point and its earlier 40, process 13's 5), child -40 (its start,
     # inside the parent's cutime now), orphan +2 (its last reading), the container's cgroup +1.5 s
     assert seconds == pytest.approx((75 - 40 - 0 + 2) / 100 + 1.5)
+    assert ledger.process_seconds(final, clk_tck=100) == pytest.approx((75 - 40 - 0 + 2) / 100)
+
+
+def test_other_processes_count_where_the_time_of_an_exited_one_went():
+    """Other processes' time from a ledger of every process: a child another process reaped counts
+    through its reaper's cutime; a daemon of the run reaped by pid 1 leaves pid 1 only its time after
+    the last reading; another's process reaped by the run counts by its last reading."""
+    ledger = CpuLedger()
+    init, busy, child, daemon, stray, runs = (1, 1), (20, 5), (21, 6), (30, 7), (40, 8), (50, 9)
+    others = {init, busy, child, stray}
+    ledger.add({init: (0, 1000), busy: (1, 100), child: (20, 10), daemon: (1, 500), runs: (0, 0)}, {})
+    ledger.add({init: (0, 1000), busy: (1, 130), child: (20, 15), daemon: (1, 520), stray: (50, 7), runs: (0, 0)}, {})
+    # the child exits (18 ticks in all) and `busy` reaps it; the run's daemon exits (525) and pid 1 reaps
+    # it; the stray, reparented to a process of the run, exits and is reaped there
+    final = {init: (0, 1000 + 525), busy: (1, 130 + 18), runs: (0, 7)}
+    ledger.add(final, {})
+    found = ledger.others_ticks(final, others)
+    assert found == {init: 5, busy: 38, stray: 7}
+    # busy's 30 and the child's 8 of this point, pid 1's 5 after the daemon's last reading, the stray's 7
+    assert sum(found.values()) == 30 + 8 + 5 + 7
 
 
 def test_rule_names_each_threshold_crossed():
@@ -185,6 +193,8 @@ def test_rule_names_each_threshold_crossed():
         "run queue 5.00 > 3",
         "CPU clock 1200 MHz < 2000 MHz",
     ]
+    named = Figures(2.0, 0.0, 48.2, 1.0, 5.0, 8, None, busiest_others=({"command": "x{v}", "pid": 7, "cpu_s": 1.9},))
+    assert Rule().reasons(named) == ["CPU of other processes 48.2% > 10% (busiest: x{v} 1.90 s)"]
     missing = Figures(2.0, None, None, None, None, 0, None)
     assert strict.reasons(missing) == []  # a missing figure is no reason
     slowed = Figures(2.0, 0.0, 0.7, 1.0, 2.5, 8, None, capacity_pct=65.3)  # another tenant's memory traffic
@@ -204,16 +214,17 @@ def test_sampler_stops_its_thread_however_the_block_ends():
     assert not [t for t in threading.enumerate() if t.name == "kit-interference"]
 
 
-def test_a_point_whose_own_cpu_cannot_be_told_records_no_foreign_share_and_the_rest():
-    """An LXC point (commands through lxc-attach, counted twice): foreign CPU missing, never a number."""
-    with interference.PointSampler([0], foreign_unknown=interference.LXC_FOREIGN_UNKNOWN) as sampler:
+def test_a_point_whose_own_cpu_cannot_be_told_records_none_and_still_the_others_share():
+    """An LXC point (commands through lxc-attach, counted twice): its own CPU missing, never a number;
+    the other processes' share is summed apart and recorded."""
+    with interference.PointSampler([0], own_unknown=interference.LXC_OWN_UNKNOWN) as sampler:
         time.sleep(0.6)
     fig = sampler.figures
-    assert fig is not None and fig.foreign_cpu_pct is None and sampler.foreign_unknown.startswith("an LXC point")
-    assert fig.steal_pct is not None and fig.runqueue_samples >= 1
+    assert fig is not None and fig.own_cpu_s is None and sampler.own_unknown.startswith("an LXC point")
+    assert fig.foreign_cpu_pct is not None and fig.steal_pct is not None and fig.runqueue_samples >= 1
     with interference.PointSampler([0]) as plain:
         time.sleep(0.6)
-    assert plain.figures.foreign_cpu_pct is not None and plain.foreign_unknown is None
+    assert plain.figures.own_cpu_s is not None and plain.own_unknown is None
 
 
 def test_sampler_counts_a_child_of_the_run_as_its_own():
@@ -223,6 +234,23 @@ def test_sampler_counts_a_child_of_the_run_as_its_own():
     fig = sampler.figures
     assert fig is not None and fig.own_cpu_s is not None
     assert fig.own_cpu_s > 0.2  # the loop ran for a second (less where the host is busy)
+
+
+def test_sampler_counts_a_busy_process_outside_the_run_as_another_s():
+    """A busy loop that is neither a descendant of the run nor marked as its own (its parent shell
+    exited, so it was handed to pid 1) is another process's CPU: about half of a 2-CPU machine."""
+    import os
+
+    with orphan_busy_loop() as loop:
+        assert interference.parse_pid_stat(Path(f"/proc/{loop}/stat").read_text()).ppid != os.getpid()
+        with interference.PointSampler([0]) as sampler:
+            time.sleep(1.5)
+    fig = sampler.figures
+    share_of_one_cpu = 100.0 / len(interference.read_proc_stat().per_cpu)
+    assert fig is not None and fig.own_cpu_s is not None
+    assert 0.3 * share_of_one_cpu < fig.foreign_cpu_pct <= 1.05 * share_of_one_cpu + 5
+    # and the point says which process it was
+    assert fig.busiest_others[0]["command"] == "sh" and fig.busiest_others[0]["cpu_s"] > 0.3
 
 
 def test_plans_record_the_rule_and_older_plans_still_resume():
@@ -268,6 +296,8 @@ def test_ownership_finds_the_tree_the_marked_and_the_run_s_containers(tmp_path):
     assert own == {(7277, 130199): (7275, 70), (17601, 166284): (17600, 0)}
     assert set(groups) == {"/lxc.payload.kit7275x1a2b-lxc", f"/docker/{ours}"}
     assert ownership.kernel == {(2, 24): 0}  # the kernel's thread creator: neither ours nor another's
+    assert ownership.others == {(902, 24)}  # another's container: counted as another process
+    assert {pid for pid, _ in ownership.everyone} == {7277, 17601, 900, 901, 902}  # all but the kernel's
     ownership.scan()
     assert sorted(asked) == [ours, theirs]  # each container is asked about once
 

@@ -13,6 +13,8 @@ import pytest
 from kitlib.core.errors import ParseError
 from kitlib.measure.run import preflight
 
+from ..support.busy_loop import orphan_busy_loop
+
 DATA = Path(__file__).parents[1] / "data" / "proc"
 
 
@@ -84,6 +86,10 @@ def test_the_load_items_sample_this_host():
     items = preflight.load(0.3)
     assert [i.name for i in items] == ["steal", "background load"]
     assert "% of the host's CPU capacity" in items[1].state
+    # another tenant's busy loop: a warning naming it
+    with orphan_busy_loop():
+        busy = preflight.load(1.0)[1]
+    assert busy.status == preflight.WARN and "busiest: sh (pid" in busy.state, busy.state
 
 
 def test_kit_check_prints_every_item_and_a_bad_rule_is_one_message():

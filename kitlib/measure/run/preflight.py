@@ -169,10 +169,8 @@ def load(seconds: float = 1.0) -> list[Item]:
     """Steal and other processes' CPU over `seconds` of this host (the check's own process excluded),
     judged by the default interference rule, with the busiest of them named."""
     rule = interference.DEFAULT_RULE
-    before_procs = _cpu_by_process(interference.PROC)
     with interference.PointSampler(None, interference.Ownership()) as sampler:
         time.sleep(seconds)
-    after_procs = _cpu_by_process(interference.PROC)
     fig = sampler.figures
     if fig is None:
         return [Item("steal / load", INFO, f"not sampled: {sampler.error}")]
@@ -192,13 +190,8 @@ def load(seconds: float = 1.0) -> list[Item]:
         )
     else:
         items.append(Item("steal", OK, f"{steal:.1f}% of CPU time over {seconds:g} s"))
-    clk = os.sysconf("SC_CLK_TCK")
-    busiest = sorted(
-        ((after - before_procs.get(key, (comm, 0))[1]) / clk / fig.wall_s * 100, comm, key[0])
-        for key, (comm, after) in after_procs.items()
-        if key[0] != os.getpid() and key in before_procs
-    )[::-1][:3]
-    named = ", ".join(f"{comm} (pid {pid}) {pct:.0f}% of a CPU" for pct, comm, pid in busiest if pct >= 1)
+    shares = [(o, 100 * o["cpu_s"] / fig.wall_s) for o in fig.busiest_others]
+    named = ", ".join(f"{o['command']} (pid {o['pid']}) {pct:.0f}% of a CPU" for o, pct in shares if pct >= 1)
     loadavg = interference.parse_loadavg((interference.PROC / "loadavg").read_text())
     state = (
         f"{fig.foreign_cpu_pct:.1f}% of the host's CPU capacity over {fig.wall_s:g} s, "
@@ -219,18 +212,6 @@ def load(seconds: float = 1.0) -> list[Item]:
     else:
         items.append(Item("background load", OK, state))
     return items
-
-
-def _cpu_by_process(proc: Path) -> dict[tuple[int, int], tuple[str, int]]:
-    found = {}
-    for entry in proc.iterdir():
-        if entry.name.isdigit():
-            try:
-                st = interference.parse_pid_stat((entry / "stat").read_text())
-            except (OSError, ParseError):
-                continue
-            found[(st.pid, st.starttime)] = (st.comm, st.utime + st.stime)
-    return found
 
 
 def check(root: Path = Path("/"), seconds: float = 1.0) -> list[Item]:

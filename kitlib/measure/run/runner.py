@@ -403,7 +403,7 @@ def _attempt_unit(
             else:
                 raw = unit.workload.measure(env, peer, unit.point, seconds=seconds)
         figures = sampler.figures if sampler is not None else None
-        foreign_unknown = getattr(sampler, "foreign_unknown", None) if figures is not None else None
+        own_unknown = getattr(sampler, "own_unknown", None) if figures is not None else None
         if kind and figures is not None:
             figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, probes.after(kind)))
         disturbed = rule.reasons(figures)
@@ -439,7 +439,7 @@ def _attempt_unit(
         info["interference"] = {
             "figures": figures.as_dict() if figures else None,
             "sampler_error": sampler.error if sampler is not None else "not sampled: the system under test is remote",
-            "foreign_cpu_unknown": foreign_unknown,
+            "own_cpu_unknown": own_unknown,
             "rule": rule.model_dump(mode="json"),
             "disturbed": disturbed,
             "attempt": attempt,
@@ -508,9 +508,7 @@ def _sampler(unit: Unit, env, plan: Plan):
     )
     sut_cpus = getattr(getattr(env, "layout", None), "sut_cpus", None)
     lxc = environments.parse_label(unit.env).kind == "lxc"
-    return interference.PointSampler(
-        sut_cpus, ownership, foreign_unknown=interference.LXC_FOREIGN_UNKNOWN if lxc else None
-    )
+    return interference.PointSampler(sut_cpus, ownership, own_unknown=interference.LXC_OWN_UNKNOWN if lxc else None)
 
 
 def _quality_columns(figures, attempt: int, discarded: int, disturbed: bool) -> dict[str, Any]:
