@@ -1,5 +1,5 @@
 """What else used the machine while a point ran, read from /proc and /sys (BenchExec's habit: the
-CPU time of the run's own processes beside the wall time, so that the rest is someone else's).
+CPU time of processes beside the wall time), each process counted as the run's own or someone else's.
 
 Figures of one point (`Figures`), each over the interval the point's measurement ran:
 
@@ -28,8 +28,10 @@ Figures of one point (`Figures`), each over the interval the point's measurement
   read about twice the real, so an LXC point records no `own_cpu_s` (`LXC_OWN_UNKNOWN`); the others'
   share does not rest on it.
   Limits: a process of the run reaped by another process (pid 1 reaping a daemon of the run) counts
-  as foreign for its time after its last sample (at most OWN_EVERY × SAMPLE_S), and a process that
-  starts and exits between two samples while its parent exits too is missed. Interrupts: on a kernel
+  as foreign for its time after its last sample (at most OWN_EVERY × SAMPLE_S), a process that
+  starts and exits between two samples while its parent exits too is missed, and one first seen
+  already exited (a zombie: its cgroup then reads as the root one, so a container's command could not
+  be told from another's) is left to its reaper's time. Interrupts: on a kernel
   without IRQ time accounting (`irq_time_in_processes`) the interrupts and softirqs served while a
   process ran are in its time, so the run's own network softirq served while another process ran
   counts as that process's.
@@ -311,6 +313,10 @@ class Ownership:
             key = (pid, st.starttime)
             if KTHREADD in (pid, st.ppid):
                 self.kernel[key] = st.utime + st.stime
+                continue
+            if st.state == "Z" and pid not in tree and key not in self._classes:
+                # exited before a scan saw it alive: its cgroup now reads as the root one, so whose it was
+                # cannot be told (a container's command run by `docker exec`); its time reaches its reaper's
                 continue
             self.everyone[key] = (st.ppid, st.ticks)
             kind = "tree" if pid in tree else self._classify(key, st)

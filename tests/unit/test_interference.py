@@ -282,6 +282,9 @@ def test_ownership_finds_the_tree_the_marked_and_the_run_s_containers(tmp_path):
     process(900, "pid-stat-kthread", cgroup="2:cpuacct:/lxc.payload.kit7275x1a2b-lxc\n")
     process(901, "pid-stat-kthread", cgroup=f"2:cpuacct:/docker/{ours}\n")
     process(902, "pid-stat-kthread", cgroup=f"2:cpuacct:/docker/{theirs}\n")
+    # a command `docker exec` ran in one of the run's containers, exited before any scan: a zombie, whose
+    # cgroup the kernel already reads as the root one (captured so); whose it was cannot be told
+    process(903, "pid-stat-zombie", cgroup="2:cpuacct:/\n0::/\n")
     for path in ("lxc.payload.kit7275x1a2b-lxc", f"docker/{ours}", f"docker/{theirs}"):
         (cgroups / "cpuacct" / path).mkdir(parents=True)
         (cgroups / "cpuacct" / path / "cpuacct.usage").write_text(read("cgroup-v1-cpuacct.usage"))
@@ -297,7 +300,7 @@ def test_ownership_finds_the_tree_the_marked_and_the_run_s_containers(tmp_path):
     assert set(groups) == {"/lxc.payload.kit7275x1a2b-lxc", f"/docker/{ours}"}
     assert ownership.kernel == {(2, 24): 0}  # the kernel's thread creator: neither ours nor another's
     assert ownership.others == {(902, 24)}  # another's container: counted as another process
-    assert {pid for pid, _ in ownership.everyone} == {7277, 17601, 900, 901, 902}  # all but the kernel's
+    assert {pid for pid, _ in ownership.everyone} == {7277, 17601, 900, 901, 902}  # all but the kernel's and the zombie
     ownership.scan()
     assert sorted(asked) == [ours, theirs]  # each container is asked about once
 
