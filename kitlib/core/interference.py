@@ -31,7 +31,7 @@ Figures of one point (`Figures`), each over the interval the point's measurement
   as foreign for its time after its last sample (at most OWN_EVERY × SAMPLE_S), a process that
   starts and exits between two samples while its parent exits too is missed, and one first seen
   already exited (a zombie: its cgroup then reads as the root one, so a container's command could not
-  be told from another's) is left to its reaper's time. Interrupts: on a kernel
+  be told from another's) counts as nobody's. Interrupts: on a kernel
   without IRQ time accounting (`irq_time_in_processes`) the interrupts and softirqs served while a
   process ran are in its time, so the run's own network softirq served while another process ran
   counts as that process's.
@@ -314,11 +314,12 @@ class Ownership:
             if KTHREADD in (pid, st.ppid):
                 self.kernel[key] = st.utime + st.stime
                 continue
+            self.everyone[key] = (st.ppid, st.ticks)
             if st.state == "Z" and pid not in tree and key not in self._classes:
                 # exited before a scan saw it alive: its cgroup now reads as the root one, so whose it was
-                # cannot be told (a container's command run by `docker exec`); its time reaches its reaper's
+                # cannot be told (a container's command run by `docker exec`); in the ledger all the same, so
+                # that its reaper's cutime does not take its time for the reaper's
                 continue
-            self.everyone[key] = (st.ppid, st.ticks)
             kind = "tree" if pid in tree else self._classify(key, st)
             if kind is None:
                 self.others.add(key)

@@ -300,7 +300,7 @@ def test_ownership_finds_the_tree_the_marked_and_the_run_s_containers(tmp_path):
     assert set(groups) == {"/lxc.payload.kit7275x1a2b-lxc", f"/docker/{ours}"}
     assert ownership.kernel == {(2, 24): 0}  # the kernel's thread creator: neither ours nor another's
     assert ownership.others == {(902, 24)}  # another's container: counted as another process
-    assert {pid for pid, _ in ownership.everyone} == {7277, 17601, 900, 901, 902}  # all but the kernel's and the zombie
+    assert {pid for pid, _ in ownership.everyone} == {7277, 17601, 900, 901, 902, 903}  # all but the kernel's
     ownership.scan()
     assert sorted(asked) == [ours, theirs]  # each container is asked about once
 
