@@ -53,7 +53,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -426,7 +426,8 @@ def docker_container_check(root_pid: int | None = None) -> Callable[[str], bool]
 class CpuLedger:
     """The CPU time of a set of processes (and cgroups) over a point, from scans: each process's first and
     last reading, so a process that exits is counted by its parent's cutime when a process of the set
-    still alive reaped it, else by its last reading. One ledger holds the run's own, another the others."""
+    still alive reaped it, else by its last reading. A point's sampler keeps one of the run's own and one
+    of every process, from which the others' share is told (`others_ticks`)."""
 
     first: dict[tuple[int, int], int] = field(default_factory=dict)
     last: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
@@ -450,17 +451,11 @@ class CpuLedger:
 
     def process_seconds(self, final: dict[tuple[int, int], tuple[int, int]], clk_tck: int) -> float:
         """The processes' part of `seconds`, the cgroups left out."""
-        alive = {pid for pid, _ in final}
-        parents = {pid: ppid for (pid, _), (ppid, _) in self.last.items()}
         ticks = 0
-        for key, (ppid, value) in self.last.items():
-            start = self.first[key]
-            if key in final or _reaper(ppid, alive, parents) is None:
-                ticks += value - start  # alive at the end, or its time after the last reading is lost
-            else:
-                # reaped by a process of the set, or by one that a process of the set reaped in turn: its
-                # whole time is in the cutime of the nearest one still alive
-                ticks -= start
+        for _, value, start, reaper in self._ends(final):
+            # alive at the end, or its time after the last reading is lost; else reaped by a process of the
+            # set, or by one that a process of the set reaped in turn: its whole time is in that one's cutime
+            ticks += value - start if reaper is None else -start
         return ticks / clk_tck
 
     def others_ticks(
@@ -473,18 +468,25 @@ class CpuLedger:
         reaper by its last reading, leaving the reaper only what it ran after that; another process
         reaped by the run counts by its last reading."""
         alive = {key[0]: key for key in final}
-        parents = {pid: ppid for (pid, _), (ppid, _) in self.last.items()}
         found: dict[tuple[int, int], int] = {}
-        for key, (ppid, value) in self.last.items():
-            start = self.first[key]
-            reaper = None if key in final else _reaper(ppid, alive.keys(), parents)
-            by_another = reaper is not None and alive[reaper] in others
-            if key in others and not by_another:
-                found[key] = found.get(key, 0) + value - start
-            elif by_another:
+        for key, value, start, reaper in self._ends(final):
+            by = alive[reaper] if reaper is not None else None
+            if by in others:
                 # all its time is in the reaper's: its time before the point, or as the run's, leaves it
-                found[alive[reaper]] = found.get(alive[reaper], 0) - (start if key in others else value)
+                found[by] = found.get(by, 0) - (start if key in others else value)
+            elif key in others:
+                found[key] = found.get(key, 0) + value - start
         return found
+
+    def _ends(
+        self, final: dict[tuple[int, int], tuple[int, int]]
+    ) -> Iterator[tuple[tuple[int, int], int, int, int | None]]:
+        """Each process of the ledger: its last reading, its first, and the pid of the live process whose
+        cutime holds its time (None: alive at the end, or no live process reaped it)."""
+        alive = {pid for pid, _ in final}
+        parents = {pid: ppid for (pid, _), (ppid, _) in self.last.items()}
+        for key, (ppid, value) in self.last.items():
+            yield key, value, self.first[key], None if key in final else _reaper(ppid, alive, parents)
 
 
 def _reaper(ppid: int, alive: Collection[int], parents: dict[int, int]) -> int | None:

@@ -197,15 +197,13 @@ def test_a_quiet_ping_pong_of_the_run_s_own_reads_no_other_process():
     the machine's busy time minus the run's own read about -7% of the machine here. Summed process by
     process, other processes' share is what they used: none of them is busy, so it stays small."""
     import shutil
-    import socket
 
     from kitlib.core import interference
+    from kitlib.measure.host.ports import free_ports
 
     if not (shutil.which("redis-server") and shutil.which("redis-benchmark")):
         pytest.skip("redis-server and redis-benchmark are not installed")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = str(probe.getsockname()[1])
+    port = str(free_ports(1)[0])
     server = subprocess.Popen(
         ["redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
         stdout=subprocess.DEVNULL,
