@@ -7,7 +7,9 @@ A series is one configuration on one host (every column that is not run bookkeep
 - outlier: a run outside Tukey's fences, below Q1 - 1.5 IQR or above Q3 + 1.5 IQR of its series,
   judged only in series of MIN_RUNS_FOR_OUTLIERS runs or more (three values have no quartiles to speak of);
 - interference: points measured again because they were disturbed, and points that count although
-  every attempt was disturbed (the `attempt`, `discarded_attempts` and `disturbed` columns).
+  every attempt was disturbed (the `attempt`, `discarded_attempts` and `disturbed` columns);
+- steady state: time-bound points that count although their sub-intervals missed the steady-state
+  rule (the `steady` column, `kitlib.core.steady`), by workload and environment.
 """
 
 from __future__ import annotations
@@ -72,7 +74,34 @@ def warnings_for(records: pd.DataFrame, max_cv: float = MAX_CV) -> list[str]:
             named.append(f"  {where}: {row['value']:g} outside [{row['low']:.4g}, {row['high']:.4g}] (n={row['n']})")
         lines += _capped(named)
     lines += interference_lines(records)
+    lines += steadiness_lines(records)
     return lines
+
+
+def steadiness_lines(records: pd.DataFrame) -> list[str]:
+    """The time-bound points that count unsteady, per workload and environment; nothing for records
+    without the `steady` column or whose points all met the rule."""
+    if "steady" not in records.columns:
+        return []
+    point = [c for c in ("run_id", "workload", "env", "repetition", "position", "started") if c in records.columns]
+    points = records.drop_duplicates(point)
+    judged = points[points["steady"].notna()]
+    unsteady = judged[judged["steady"].map(lambda v: v is False or str(v) == "False")]
+    if unsteady.empty:
+        return []
+    lines = [
+        f"steady state: {len(unsteady)} of {len(judged)} time-bound point(s) count although their "
+        "sub-intervals missed the rule (`steady` column; the unit files say why; a profile that lets "
+        "points grow, or a quieter host, helps):"
+    ]
+    where = [c for c in ("workload", "env") if c in unsteady.columns]
+    for key, group in unsteady.groupby(where, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        widths = pd.to_numeric(group.get("steady_halfwidth_pct"), errors="coerce").dropna()
+        width = f", half-width up to {widths.max():.3g}%" if len(widths) else ""
+        total = len(judged[(judged[where] == pd.Series(key, index=where)).all(axis=1)])
+        lines.append(f"  {' '.join(str(k) for k in key)}: {len(group)} of {total}{width}")
+    return _capped(lines)
 
 
 def _capped(lines: list[str]) -> list[str]:

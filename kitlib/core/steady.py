@@ -81,6 +81,7 @@ class Steadiness:
     whole_mean: float  # over every sub-interval
     half_width_pct: float  # of the whole mean; NaN where there are too few sub-intervals
     bias_pct: float
+    largest_part: int = 0  # of a point assessed in parts (`worst`), the sub-intervals of its longest part
 
     @property
     def warmup_s(self) -> float:
@@ -88,7 +89,7 @@ class Steadiness:
 
     @property
     def method(self) -> str:
-        return f"MSER-{5 if self.intervals >= MSER5_FROM else 1}"
+        return f"MSER-{5 if (self.largest_part or self.intervals) >= MSER5_FROM else 1}"
 
 
 def mser_truncation(values: np.ndarray) -> int:
@@ -128,6 +129,25 @@ def assess(values: list[float] | np.ndarray, interval_s: float) -> Steadiness:
     mean, whole = float(steady.mean()), float(x.mean())
     bias = 100 * (whole - mean) / abs(mean) if mean else math.nan
     return Steadiness(len(x), interval_s, warmup, mean, whole, half_width_pct(x), bias)
+
+
+def worst(parts: dict[str, Steadiness]) -> Steadiness:
+    """One point's steadiness from its parts (redis-benchmark's SET and GET phases, each with its own
+    rate): the largest half-width and the warm-up bias farthest from 0 among them, the warm-ups added.
+    Its means are left NaN: the parts measure different things."""
+    found = list(parts.values())
+    widths = [f.half_width_pct for f in found if not math.isnan(f.half_width_pct)]
+    biases = [f.bias_pct for f in found if not math.isnan(f.bias_pct)]
+    return Steadiness(
+        intervals=sum(f.intervals for f in found),
+        interval_s=found[0].interval_s,
+        warmup=sum(f.warmup for f in found),
+        mean=math.nan,
+        whole_mean=math.nan,
+        half_width_pct=math.nan if len(widths) < len(found) else max(widths),
+        bias_pct=max(biases, key=abs) if biases else math.nan,
+        largest_part=max(f.intervals for f in found),
+    )
 
 
 def reasons(rule: Rule, found: Steadiness) -> list[str]:

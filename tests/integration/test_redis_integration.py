@@ -115,3 +115,22 @@ def test_nat_reached_through_dnat_not_docker_proxy(docker_client, root_netns, be
             assert peer.run(["redis-cli", "-h", host, "-p", str(port), "PING"], timeout=30).output.strip() == "PONG"
             assert dnat_packets(port) > before
     assert leftovers(docker_client, __import__("os").getpid()) == []
+
+
+def test_a_time_bound_point_records_how_steady_each_phase_was(root_netns, isolated_dirs):
+    """redis-benchmark's quarter-second ticks are each phase's sub-intervals: the point's records carry
+    its steadiness, and its unit file says which phase missed the rule and why."""
+    results, _ = isolated_dirs
+    plan = kitlib.plan("redis", environments=["native"], repetitions=1, clients=[8], seconds=1.5)
+    outcome = kitlib.run(plan, results_root=results, progress=False)
+    assert outcome.failures is None or len(outcome.failures) == 0, outcome.failures
+    records = outcome.records
+    throughput = records[records["metric"] == "throughput"]
+    assert set(throughput["op"]) == {"SET", "GET", "mix"}
+    assert (throughput["point_seconds"] == 1.5).all()
+    assert throughput["steady"].notna().all() and (throughput["warmup_s"] >= 0).all()
+    unit = json.loads(next((results / "redis" / plan.run_id / "units").glob("*.json")).read_text())
+    steadiness = unit["steady"]
+    assert steadiness["interval_s"] == 0.25 and steadiness["intervals"] >= 8  # two phases of ~6 ticks
+    assert all(reason.startswith(("SET: ", "GET: ")) for reason in steadiness["unsteady"]), steadiness
+    assert bool(steadiness["unsteady"]) == (not throughput["steady"].iloc[0])

@@ -64,3 +64,17 @@ def test_long_lists_are_cut_and_counted():
     lines = stability.warnings_for(records)
     assert lines[0].startswith("too few runs")
     assert len(lines) == 1 + stability.SHOWN + 1 and lines[-1] == "  … and 4 more"
+
+
+def test_points_that_count_unsteady_are_counted_per_workload_and_environment():
+    records = frame({"native": [50.0, 50.1, 50.2], "docker": [50.0, 50.3, 50.1]})
+    assert stability.steadiness_lines(records) == [], "records without the column say nothing"
+    records["steady"] = [True, "False", None, False, True, True]  # None: a point the rule does not judge
+    records["steady_halfwidth_pct"] = [1.2, 8.97, None, 226.2, 0.4, 1.9]
+    assert stability.steadiness_lines(records) == [
+        "steady state: 2 of 5 time-bound point(s) count although their sub-intervals missed the rule "
+        "(`steady` column; the unit files say why; a profile that lets points grow, or a quieter host, helps):",
+        "  linpack docker: 1 of 3, half-width up to 226%",
+        "  linpack native: 1 of 2, half-width up to 8.97%",
+    ]
+    assert stability.steadiness_lines(records.assign(steady=True)) == []

@@ -10,7 +10,7 @@ import pytest
 
 from kitlib.core import steady
 from kitlib.core.errors import ParseError
-from kitlib.measure.parsers import fio_iops_log, nuttcp, scaleout_oltp, sysbench
+from kitlib.measure.parsers import fio_iops_log, nuttcp, redis_benchmark, scaleout_oltp, sysbench
 
 from ..conftest import DATA
 
@@ -141,3 +141,33 @@ def test_quick_points_run_their_floor_and_record_steadiness_while_standard_point
     )
     assert kitlib.plan("mysql", environments=["native"], profile="standard").steady.max_factor == 4.0
     assert kitlib.plan("mysql", environments=["native"], steady={"max_factor": 2}).steady.max_factor == 2.0
+
+
+def test_a_point_of_two_phases_is_as_steady_as_its_worse_phase():
+    """Redis's SET and GET phases run at different rates: each is judged on its own ticks, and the point
+    records the worse one's half-width and the bias farthest from 0 (concatenated, the step between the
+    phases would read as a warm-up and widen the half-width)."""
+    get = redis_benchmark.progress((DATA / "redis-benchmark" / "get-c1-p10-report.txt").read_text(), "get")["GET"]
+    set_phase = steady.assess([0.9 * v for v in get], redis_benchmark.TICK_SECONDS)
+    get_phase = steady.assess(get, redis_benchmark.TICK_SECONDS)
+    worse = steady.assess([get[0] * 0.5, *get], redis_benchmark.TICK_SECONDS)
+    both = steady.worst({"SET": set_phase, "GET": get_phase})
+    assert both.half_width_pct == pytest.approx(get_phase.half_width_pct)  # a constant factor leaves it alone
+    assert both.intervals == 14 and both.largest_part == 7 and both.method == "MSER-1"
+    assert math.isnan(both.mean)
+    mixed = steady.worst({"SET": worse, "GET": get_phase})
+    assert mixed.half_width_pct == pytest.approx(max(worse.half_width_pct, get_phase.half_width_pct))
+    assert mixed.bias_pct == pytest.approx(worse.bias_pct) and mixed.warmup_s == pytest.approx(worse.warmup_s)
+    too_few = steady.worst({"SET": steady.assess(get[:3], 0.25), "GET": get_phase})
+    assert math.isnan(too_few.half_width_pct), "a part too short for a half-width leaves the point's missing"
+
+
+def test_a_phase_that_stalled_after_its_warm_up_reads_unsteady():
+    """A real SET phase through slirp4netns at 48 connections: 2 s at ~320,000 requests/s, then the
+    ticks read 0 for most of 28 s. Its summary's 23,160 requests/s is no steady rate, and the rule says so."""
+    text = (DATA / "redis-benchmark" / "set-c48-p10-slirp4netns-stall.txt").read_text()
+    ticks = redis_benchmark.progress(text, "slirp")["SET"]
+    assert max(ticks) > 300_000 and sum(tick == 0 for tick in ticks) > len(ticks) / 2
+    found = steady.assess(ticks, redis_benchmark.TICK_SECONDS)
+    said = steady.reasons(steady.DEFAULT_RULE, found)
+    assert found.half_width_pct > 100 and any("half-width" in reason for reason in said), said

@@ -59,6 +59,10 @@ class RawResult:
     series: dict[str, str] = field(default_factory=dict)
 
 
+#: a point's figure per sub-interval of its run, and the sub-interval in seconds
+Intervals = tuple[list[float], float]
+
+
 class Workload(abc.ABC):
     """One benchmark of an experiment."""
 
@@ -123,9 +127,11 @@ class Workload(abc.ABC):
             found.extend(parse(text, f"{source}.{name}.txt"))
         return found + list(raw.extra)
 
-    def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float] | None:
+    def intervals(self, raw: RawResult, source: str) -> Intervals | dict[str, Intervals] | None:
         """The point's headline figure per sub-interval of its run and the interval in seconds, read from
-        the raw outputs (`source` names their files), where the tool reports them; None otherwise."""
+        the raw outputs (`source` names their files), where the tool reports them; None otherwise. A point
+        made of parts that measure different things (Redis's SET and GET phases) gives them by name: each
+        part must be steady on its own."""
         return None
 
     def profile_seconds(self) -> float | None:

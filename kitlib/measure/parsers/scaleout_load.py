@@ -13,7 +13,8 @@ section line, then the wall time of the whole bundle:
 
 The aggregate throughput is every request of every loader over that wall time (the runs overlap
 but do not end together, so their own rates must not be summed). Mean latency is the mean over all
-requests. Each redis-benchmark section is checked by its own parser, and must hold the one test
+requests, missing where a section's requests reached redis-benchmark's 3-s latency ceiling (its mean
+is then no mean). Each redis-benchmark section is checked by its own parser, and must hold the one test
 its section line names.
 """
 
@@ -33,6 +34,7 @@ def parse(text: str, source: str) -> list[Measurement]:
     sections, elapsed = bundle.split(text, source, TOOL, _SECTION, "== loader")
     requests = 0
     weighted_latency = 0.0
+    clamped = False  # a section whose requests reached redis-benchmark's latency ceiling has no mean
     loaders: set[int] = set()
     for head, output in sections:
         loader, op, count = int(head[1]), head[2], int(head[3])
@@ -40,14 +42,14 @@ def parse(text: str, source: str) -> list[Measurement]:
             raise ParseError(TOOL, source, f"loader {loader} {op}: a section of 0 requests")
         found = redis_benchmark.parse(output, f"{source} (loader {loader} {op})", ops=(op,))
         mean = next((m.value for m in found if m.metric == "latency_mean"), None)
-        if mean is None:
-            raise ParseError(TOOL, source, f"loader {loader} {op}: no mean latency")
+        clamped = clamped or mean is None
         requests += count
-        weighted_latency += mean * count
+        weighted_latency += (mean or 0.0) * count
         loaders.add(loader)
+    mean_latency = [] if clamped else [Measurement("latency_mean", weighted_latency / requests, "us", {"op": "mix"})]
     return [
         Measurement("throughput", requests / elapsed, "req/s", {"op": "mix"}),
-        Measurement("latency_mean", weighted_latency / requests, "us", {"op": "mix"}),
+        *mean_latency,
         Measurement("duration", elapsed, "s", {"op": "mix"}),
         Measurement("loaders", float(len(loaders)), "count", {"op": "mix"}),
     ]

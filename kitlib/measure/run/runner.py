@@ -33,7 +33,7 @@ from kitlib.core import interference, naming, paths, sequential, signals, steady
 from kitlib.core.errors import CommandFailed, EnvironmentUnavailable, KitError, Notice, ParseError
 from kitlib.core.records import place
 from kitlib.measure import capacity, cpus, environments, experiments, provenance
-from kitlib.measure.experiments.base import RawResult, Workload
+from kitlib.measure.experiments.base import Intervals, RawResult, Workload
 from kitlib.measure.host.docker_engine import docker_client
 from kitlib.measure.host.ports import free_ports, is_free
 from kitlib.measure.image import DEFAULT_BASE, ensure_image
@@ -473,7 +473,9 @@ def _attempt_unit(
     return True, None
 
 
-def _read(unit: Unit, raw: RawResult, store: RunStore, sized: bool) -> tuple[list, tuple[list[float], float] | None]:
+def _read(
+    unit: Unit, raw: RawResult, store: RunStore, sized: bool
+) -> tuple[list, Intervals | dict[str, Intervals] | None]:
     """The point's measurements and, where it is sized for steady state, its sub-intervals. Output that
     does not parse fails the point; it is kept under the point's own name for the reader of the error."""
     source = str(store.raw_dir / unit.key)
@@ -485,16 +487,31 @@ def _read(unit: Unit, raw: RawResult, store: RunStore, sized: bool) -> tuple[lis
 
 
 def _steadiness(
-    unit: Unit, series: tuple[list[float], float] | None, rule: steady.Rule, seconds: float | None
+    unit: Unit, series: Intervals | dict[str, Intervals] | None, rule: steady.Rule, seconds: float | None
 ) -> tuple[steady.Steadiness | None, list[str], float | None]:
     """What the point's sub-intervals say (None where it is not sized), why it is not steady enough,
-    and the longer duration that would be (None: not needed, or already the longest allowed)."""
+    and the longer duration that would be (None: not needed, or already the longest allowed). A point
+    of named parts is steady when each part is; its figures are the worst part's (`steady.worst`)."""
     if seconds is None or not series:
         return None, [], None
-    found = steady.assess(*series)
-    unsteady = steady.reasons(rule, found)
-    grown = steady.longer(rule, found, seconds, unit.workload.profile_seconds()) if unsteady else None
-    return found, unsteady, grown
+    profile_s = unit.workload.profile_seconds()
+    if not isinstance(series, dict):
+        found = steady.assess(*series)
+        unsteady = steady.reasons(rule, found)
+        return found, unsteady, steady.longer(rule, found, seconds, profile_s) if unsteady else None
+    parts, unsteady, grown = {}, [], None
+    for name, (values, interval_s) in series.items():
+        if not len(values):
+            unsteady.append(f"{name}: no sub-interval (shorter than one)")
+            continue
+        parts[name] = steady.assess(values, interval_s)
+        said = steady.reasons(rule, parts[name])
+        unsteady += [f"{name}: {reason}" for reason in said]
+        longer = steady.longer(rule, parts[name], seconds, profile_s) if said else None
+        grown = longer if grown is None or (longer is not None and longer > grown) else grown
+    if not parts:
+        return None, unsteady, None
+    return steady.worst(parts), unsteady, grown
 
 
 def _sampler(unit: Unit, env, plan: Plan):
