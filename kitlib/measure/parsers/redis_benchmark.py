@@ -15,8 +15,8 @@
 
 The full report and `-q` also print, every 250 ms while a test runs, its rate over the last tick
 (`GET __rand_int__: rps=861720.0 (overall: …) …`, each ended by a carriage return): `progress` reads
-those as the test's sub-intervals. The first tick comes 1 ms after the start (its rate reads 0.0 and
-its overall rate inf), so it is no sub-interval of the run and is left out; the requests after the last
+those as the test's sub-intervals. The first tick comes 1 ms after the start (its rate reads 0.0, its
+overall rate inf or nan), so it is no sub-interval of the run and is left out; the requests after the last
 tick are in the summary only.
 
 redis-benchmark records a latency above 3 s as 3 s (its histogram's ceiling, printed as 3000.319 ms):
