@@ -181,9 +181,10 @@ def longer(rule: Rule, found: Steadiness, seconds: float, profile_seconds: float
 
 
 def columns(found: Steadiness | None, steady: bool | None, seconds: float | None) -> dict[str, object]:
-    """The record columns of a point's steadiness; a point without sub-intervals leaves them missing."""
+    """The record columns of a point's steadiness; a point without sub-intervals leaves them missing
+    (its `steady` too, unless the rule judged it: a Redis point whose phases each ended within a tick)."""
     if found is None:
-        return dict.fromkeys(COLUMNS) | {"point_seconds": seconds}
+        return dict.fromkeys(COLUMNS) | {"point_seconds": seconds, "steady": steady}
     return {
         "steady": steady,
         "steady_halfwidth_pct": None if math.isnan(found.half_width_pct) else round(found.half_width_pct, 3),

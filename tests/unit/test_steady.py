@@ -171,3 +171,25 @@ def test_a_phase_that_stalled_after_its_warm_up_reads_unsteady():
     found = steady.assess(ticks, redis_benchmark.TICK_SECONDS)
     said = steady.reasons(steady.DEFAULT_RULE, found)
     assert found.half_width_pct > 100 and any("half-width" in reason for reason in said), said
+
+
+def test_a_redis_point_judges_each_phase_and_one_without_a_tick_says_so():
+    """The runner's reading of named parts: a phase that ended within one tick has no sub-interval and
+    makes the point unsteady with its name; the other phase is still judged, and grows the point where
+    the profile allows."""
+    from kitlib.measure.experiments.redis import RedisWorkload
+    from kitlib.measure.run.runner import Unit, _steadiness
+    from kitlib.specs.redis import RedisParams
+
+    unit = Unit(RedisWorkload(RedisParams(clients=[1], seconds=2.0)), "native", {"clients": 1, "pipeline": 10}, 0)
+    get = redis_benchmark.progress((DATA / "redis-benchmark" / "get-c1-p10-report.txt").read_text(), "get")["GET"]
+    found, unsteady, grown = _steadiness(unit, {"SET": ([], 0.25), "GET": ([], 0.25)}, steady.DEFAULT_RULE, 2.0)
+    assert found is None and grown is None
+    assert unsteady == ["SET: no sub-interval (shorter than one)", "GET: no sub-interval (shorter than one)"]
+    assert steady.columns(found, False, 2.0)["steady"] is False, "judged, and not steady"
+    assert steady.columns(None, None, 2.0)["steady"] is None, "not judged: missing"
+    found, unsteady, grown = _steadiness(unit, {"SET": ([], 0.25), "GET": (get, 0.25)}, steady.DEFAULT_RULE, 2.0)
+    assert found.intervals == 7 and found.half_width_pct == pytest.approx(steady.assess(get, 0.25).half_width_pct)
+    assert unsteady[0] == "SET: no sub-interval (shorter than one)"
+    assert all(reason.startswith("GET: ") for reason in unsteady[1:])
+    assert (grown is None) == (len(unsteady) == 1), "only a judged phase asks for more time"

@@ -416,7 +416,7 @@ def _attempt_unit(
         info["raw_files"] = store.save_raw(key, {**raw.outputs, **raw.series})
         quality = {
             **_quality_columns(figures, attempt, len(discarded), bool(disturbed)),
-            **steady.columns(found, None if found is None else not unsteady, seconds),
+            **steady.columns(found, None if found is None and not unsteady else not unsteady, seconds),
         }
         records = place(
             measurements,
@@ -445,12 +445,12 @@ def _attempt_unit(
             "attempt": attempt,
             "discarded_attempts": discarded,
         }
-        if found is not None:
+        if found is not None or unsteady:  # a point whose parts all lacked a tick still says why
             info["steady"] = {
                 "rule": steady_rule.model_dump(mode="json"),
-                "warmup_method": found.method,
-                "intervals": found.intervals,
-                "interval_s": found.interval_s,
+                "warmup_method": found.method if found else None,
+                "intervals": found.intervals if found else 0,
+                "interval_s": found.interval_s if found else None,
                 "point_seconds": seconds,
                 "unsteady": unsteady,
                 "next_seconds": grown,
