@@ -83,10 +83,9 @@ def steadiness_lines(records: pd.DataFrame) -> list[str]:
     without the `steady` column or whose points all met the rule."""
     if "steady" not in records.columns:
         return []
-    point = [c for c in ("run_id", "workload", "env", "repetition", "position", "started") if c in records.columns]
-    points = records.drop_duplicates(point)
+    points = _points(records)
     judged = points[points["steady"].notna()]
-    unsteady = judged[judged["steady"].map(lambda v: v is False or str(v) == "False")]
+    unsteady = judged[_is(judged["steady"], False)]
     if unsteady.empty:
         return []
     lines = [
@@ -95,13 +94,24 @@ def steadiness_lines(records: pd.DataFrame) -> list[str]:
         "points grow, or a quieter host, helps):"
     ]
     where = [c for c in ("workload", "env") if c in unsteady.columns]
+    totals = judged.groupby(where, dropna=False).size()
     for key, group in unsteady.groupby(where, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
         widths = pd.to_numeric(group.get("steady_halfwidth_pct"), errors="coerce").dropna()
         width = f", half-width up to {widths.max():.3g}%" if len(widths) else ""
-        total = len(judged[(judged[where] == pd.Series(key, index=where)).all(axis=1)])
-        lines.append(f"  {' '.join(str(k) for k in key)}: {len(group)} of {total}{width}")
+        named = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        lines.append(f"  {named}: {len(group)} of {totals[key]}{width}")
     return _capped(lines)
+
+
+def _points(records: pd.DataFrame) -> pd.DataFrame:
+    """One row per point: its records share run, workload, environment, repetition, position and start."""
+    point = [c for c in ("run_id", "workload", "env", "repetition", "position", "started") if c in records.columns]
+    return records.drop_duplicates(point)
+
+
+def _is(flags: pd.Series, value: bool) -> pd.Series:
+    """Where a flag column holds `value`, as written or as a CSV with missing values reads it back (text)."""
+    return flags.map(lambda v: v is value or str(v) == str(value))
 
 
 def _capped(lines: list[str]) -> list[str]:
@@ -126,11 +136,10 @@ def interference_lines(records: pd.DataFrame) -> list[str]:
     """What the interference rule did, counted per point (not per record); nothing for records before it."""
     if "attempt" not in records.columns:
         return []
-    point = [c for c in ("run_id", "workload", "env", "repetition", "position", "started") if c in records.columns]
-    points = records.drop_duplicates(point)
+    points = _points(records)
     again = points[points["discarded_attempts"].fillna(0) > 0]
     flags = points["disturbed"] if "disturbed" in points.columns else pd.Series(False, index=points.index)
-    disturbed = points[flags.map(lambda v: v is True or str(v) == "True")]
+    disturbed = points[_is(flags, True)]
     lines = []
     if len(again):
         lines.append(

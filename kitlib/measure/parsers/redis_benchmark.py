@@ -160,9 +160,10 @@ def _parse_csv(text: str, source: str) -> list[Measurement]:
 def _measurements(op: str, fields: dict[str, str], source: str) -> list[Measurement]:
     """One test's figures from its fields, named as the CSV names them."""
     found = []
-    clamped = numbers.number(fields["max_latency_ms"], TOOL, source, f"{op} max_latency_ms") >= CEILING_MS
+    values = {column: numbers.number(fields[column], TOOL, source, f"{op} {column}") for column in _COLUMNS}
+    clamped = values["max_latency_ms"] >= CEILING_MS
     for column, (metric, unit, percentile) in _COLUMNS.items():
-        value = numbers.number(fields[column], TOOL, source, f"{op} {column}")
+        value = values[column]
         if unit == "us" and (value >= CEILING_MS or (clamped and metric == "latency_mean")):
             continue  # at the ceiling, or a mean over clamped requests: not a measurement
         dims: dict[str, object] = {"op": op}

@@ -508,7 +508,7 @@ def _steadiness(
         said = steady.reasons(rule, parts[name])
         unsteady += [f"{name}: {reason}" for reason in said]
         longer = steady.longer(rule, parts[name], seconds, profile_s) if said else None
-        grown = longer if grown is None or (longer is not None and longer > grown) else grown
+        grown = max((g for g in (grown, longer) if g is not None), default=None)
     if not parts:
         return None, unsteady, None
     return steady.worst(parts), unsteady, grown
