@@ -1,7 +1,8 @@
 """Is a time-bound point in steady state, and how long must it run to be?
 
 A tool that reports sub-intervals (sysbench's `--report-interval`, fio's IOPS and bandwidth log,
-nuttcp's `-i`) shows how its figure moved while the point ran. Two things can make the figure it
+nuttcp's `-i`, redis-benchmark's rate every quarter second, sockperf's full log reduced to quarter
+seconds) shows how its figure moved while the point ran. Two things can make the figure it
 prints for the whole run untrustworthy, and both are read from those sub-intervals:
 
 - a warm-up inside the point (connections opening, caches filling): the truncation point of MSER

@@ -73,3 +73,28 @@ def test_preflight_refuses_a_file_larger_than_the_free_space(root_netns, isolate
     assert result.records.empty
     reason = result.failures["reason"].iloc[0]
     assert "free" in reason and "9000000 MB test file" in reason
+
+
+@pytest.mark.netns
+def test_a_sockperf_point_is_judged_by_its_windows_and_leaves_no_log_behind(root_netns, isolated_dirs):
+    """sockperf's full log is reduced to quarter-second windows on the peer and removed there: the point's
+    records carry its steadiness, its unit file the windows' verdict, its raw files the windows."""
+    import glob
+    import json
+
+    results, _ = isolated_dirs
+    before = set(glob.glob("/tmp/kit-sockperf-log.*"))
+    plan = kitlib.plan("net", environments=["native"], repetitions=1, workloads=["rr"], seconds=2)
+    outcome = kitlib.run(plan, results_root=results, progress=False)
+    assert outcome.failures is None or len(outcome.failures) == 0, outcome.failures
+    rtt = outcome.records[outcome.records["metric"] == "rtt_mean"]
+    assert set(rtt["protocol"]) == {"tcp", "udp"} and (rtt["point_seconds"] == 2).all()
+    assert rtt["steady"].notna().all() and rtt["steady_halfwidth_pct"].notna().all()
+    run_dir = results / "net" / plan.run_id
+    for unit_file in (run_dir / "units").glob("*.json"):
+        steadiness = json.loads(unit_file.read_text())["steady"]
+        assert steadiness["interval_s"] == 0.25 and steadiness["intervals"] >= 5  # 1.5 s of valid duration
+        assert steadiness["warmup_method"] == "MSER-1"
+    windows = sorted((run_dir / "raw").glob("*.rtt-windows.txt"))
+    assert len(windows) == 2 and all("complete=yes" in path.read_text() for path in windows)
+    assert set(glob.glob("/tmp/kit-sockperf-log.*")) == before, "the peer's full logs are removed"

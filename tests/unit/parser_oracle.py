@@ -30,8 +30,9 @@ FOLDER_TOOLS = {"scaleout": "kit-scaleout-load", "scaleout_oltp": "kit-scaleout-
 FILE_TOOLS = {"redis-benchmark/info-stats.txt": "redis-info"}
 #: what tests/data holds that no tool printed: the runner's unit files, /proc and /sys files, the kit's records,
 #: run folders of older results formats, and the tour's records of a run without root or Docker; and what a
-#: tool printed that is read for a point's window, never for records (Locust's per-second history)
-NOT_TOOL_OUTPUT_FOLDERS = {"timing", "proc", "formats", "tour", "locust-history"}
+#: tool printed that is read for a point's window, never for records (Locust's per-second history), or that
+#: the kit reduces where it was written before anything parses it (sockperf's full log: kit-rtt-windows)
+NOT_TOOL_OUTPUT_FOLDERS = {"timing", "proc", "formats", "tour", "locust-history", "sockperf-full-log"}
 NOT_TOOL_OUTPUT_FILES = "records-*.csv"
 #: real outputs of runs that failed (a refused connection, a proxy that exited), named so: the parser
 #: must refuse them; every other real output it must parse

@@ -193,3 +193,24 @@ def test_a_redis_point_judges_each_phase_and_one_without_a_tick_says_so():
     assert unsteady[0] == "SET: no sub-interval (shorter than one)"
     assert all(reason.startswith("GET: ") for reason in unsteady[1:])
     assert (grown is None) == (len(unsteady) == 1), "only a judged phase asks for more time"
+
+
+def test_a_sockperf_point_without_a_whole_window_is_unsteady_and_one_with_windows_is_judged():
+    """A single series as the runner reads it: a run shorter than one window gives no sub-interval, which
+    makes the point unsteady (not an error); the windows of a real log are judged by the rule."""
+    from kitlib.measure.experiments.net import RequestResponseWorkload
+    from kitlib.measure.parsers import rtt_windows
+    from kitlib.measure.run.runner import Unit, _steadiness
+    from kitlib.specs.net import NetParams
+
+    unit = Unit(RequestResponseWorkload(NetParams(seconds=3.0)), "native", {"protocol": "udp"}, 0)
+    assert unit.workload.profile_seconds() == 3.0
+    assert _steadiness(unit, ([], 0.25), steady.DEFAULT_RULE, 3.0) == (
+        None,
+        ["no sub-interval (shorter than one)"],
+        None,
+    )
+    windows = rtt_windows.intervals((DATA / "kit-rtt-windows" / "udp-mps400-t2.txt").read_text(), "udp")
+    found, unsteady, _ = _steadiness(unit, windows, steady.DEFAULT_RULE, 3.0)
+    assert found.intervals == 6 and found.interval_s == 0.25
+    assert unsteady == steady.reasons(steady.DEFAULT_RULE, found)

@@ -10,25 +10,35 @@ machine; here a network namespace behind a veth pair, so Docker NAT is the real 
   and response are the same size, `msg_bytes`, recorded), in full round trips (`--full-rtt`); or,
   with `rr_tool="netperf"` where netperf is installed on the peer and netserver in every
   environment, netperf TCP_RR/UDP_RR with the paper's 100-byte request and 200-byte response.
+  sockperf's full log, reduced on the peer to the mean round trip per quarter second, gives the
+  sub-intervals its points are sized by for steady state (netperf prints none).
 """
 
 from __future__ import annotations
 
+import math
+import re
 import shutil
 from typing import Any
 
-from kitlib.core.errors import EnvironmentUnavailable
+from kitlib.core import services
+from kitlib.core.errors import EnvironmentUnavailable, KitError
 from kitlib.core.records import Measurement
 from kitlib.measure import cpu_sampler
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.experiments.base import Experiment, RawResult, Workload
-from kitlib.measure.parsers import nuttcp
+from kitlib.measure.parsers import nuttcp, rtt_windows
 from kitlib.measure.peer import Peer
 from kitlib.specs.net import SPEC, NetParams
 
 PORTS = 5  # nuttcp control + data, rr TCP, rr UDP, netperf data
 #: seconds between nuttcp's interval reports: the sub-intervals of a transfer's steadiness
 REPORT_EVERY_S = 0.5
+#: seconds of sockperf's round trips per sub-interval (some 4,500 messages on a 2-core machine)
+WINDOW_S = 0.25
+#: where the peer's mktemp puts sockperf's full log, and the only kind of path it may answer
+LOG_TEMPLATE = "/tmp/kit-sockperf-log.XXXXXXXXXX"
+LOG_PATH = re.compile(r"/tmp/kit-sockperf-log\.[A-Za-z0-9]{10}")
 
 
 class BandwidthWorkload(Workload):
@@ -91,7 +101,14 @@ class BandwidthWorkload(Workload):
 class RequestResponseWorkload(Workload):
     name = "rr"
     ports_needed = PORTS
+    duration_parameter = "seconds"
     time_bound = True
+
+    def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float] | None:
+        """sockperf's round trips per window (netperf reports none: its points are not sized)."""
+        if "rtt-windows" not in raw.series:
+            return None
+        return rtt_windows.intervals(raw.series["rtt-windows"], f"{source}.rtt-windows.txt")
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         return self.params.seconds + 1.5
@@ -126,8 +143,8 @@ class RequestResponseWorkload(Workload):
         host, _ = env.address_for_peer(tcp, peer.host_address)
         self.targets = {"tcp": (host, tcp), "udp": (host, udp), "data": (host, data)}
 
-    def measure(self, env: Environment, peer: Peer, point: dict[str, Any]) -> RawResult:
-        seconds = f"{self.params.seconds:g}"
+    def measure(self, env: Environment, peer: Peer, point: dict[str, Any], seconds: float | None = None) -> RawResult:
+        duration = self.params.seconds if seconds is None else seconds
         if self.tool == "netperf":
             host, port = self.targets["tcp"]
             test = "TCP_RR" if point["protocol"] == "tcp" else "UDP_RR"
@@ -141,7 +158,7 @@ class RequestResponseWorkload(Workload):
                 "-t",
                 test,
                 "-l",
-                seconds,
+                f"{duration:g}",
                 "-P",
                 "0",
                 "--",
@@ -153,8 +170,18 @@ class RequestResponseWorkload(Workload):
                 "THROUGHPUT,THROUGHPUT_UNITS,MEAN_LATENCY,STDDEV_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY",
             ]
             facts = {"tool": "netperf", "request_bytes": 100, "response_bytes": 200}
-        else:
-            host, port = self.targets[point["protocol"]]
+            output = peer.run(argv, timeout=duration + 60).output
+            return RawResult(outputs={self.tool: output}, facts=facts)
+        return self._sockperf(peer, point, duration)
+
+    def _sockperf(self, peer: Peer, point: dict[str, Any], duration: float) -> RawResult:
+        """sockperf's ping-pong with its full log, reduced to windows on the peer where it was written
+        (`kitlib/core/services/rtt_windows.py`) and removed there whatever happened."""
+        host, port = self.targets[point["protocol"]]
+        log = peer.run(["mktemp", LOG_TEMPLATE], timeout=30).output.strip()
+        if not LOG_PATH.fullmatch(log):
+            raise KitError(f"the peer's mktemp gave {log[:80]!r}, not a file named after {LOG_TEMPLATE}")
+        try:
             argv = [
                 "sockperf",
                 "pp",
@@ -165,16 +192,17 @@ class RequestResponseWorkload(Workload):
                 "-m",
                 str(self.params.msg_bytes),
                 "-t",
-                seconds,
+                str(math.ceil(duration)),  # sockperf takes whole seconds
                 "--full-rtt",
+                "--full-log",
+                log,
             ] + (["--tcp"] if point["protocol"] == "tcp" else [])
-            facts = {
-                "tool": "sockperf",
-                "request_bytes": self.params.msg_bytes,
-                "response_bytes": self.params.msg_bytes,
-            }
-        output = peer.run(argv, timeout=self.params.seconds + 60).output
-        return RawResult(outputs={self.tool: output}, facts=facts)
+            output = peer.run(argv, timeout=duration + 60).output
+            windows = peer.run(services.command("rtt_windows", log, WINDOW_S), timeout=60).output
+        finally:
+            peer.run(["rm", "-f", "--", log], timeout=30, check=False)
+        facts = {"tool": "sockperf", "request_bytes": self.params.msg_bytes, "response_bytes": self.params.msg_bytes}
+        return RawResult(outputs={"sockperf": output}, facts=facts, series={"rtt-windows": windows})
 
 
 def workloads(params: NetParams) -> list[Workload]:

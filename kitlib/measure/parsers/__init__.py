@@ -39,6 +39,7 @@ _MODULES = {
     "nuttcp": "kitlib.measure.parsers.nuttcp",
     "iperf3": "kitlib.measure.parsers.iperf3",
     "sockperf": "kitlib.measure.parsers.sockperf",
+    "kit-rtt-windows": "kitlib.measure.parsers.rtt_windows",
     "netperf": "kitlib.measure.parsers.netperf",
     "sysbench": "kitlib.measure.parsers.sysbench",
     "kit-scaleout-load": "kitlib.measure.parsers.scaleout_load",

@@ -496,6 +496,8 @@ def _steadiness(
         return None, [], None
     profile_s = unit.workload.profile_seconds()
     if not isinstance(series, dict):
+        if not len(series[0]):
+            return None, ["no sub-interval (shorter than one)"], None
         found = steady.assess(*series)
         unsteady = steady.reasons(rule, found)
         return found, unsteady, steady.longer(rule, found, seconds, profile_s) if unsteady else None
