@@ -107,3 +107,19 @@ def test_window_lines_out_of_sequence_or_with_a_mean_and_no_message_are_refused(
     ):
         with pytest.raises(ParseError, match=message):
             rtt_windows.intervals(header + body + rtt_windows.END + "\n", "made")
+
+
+def test_a_log_line_that_is_not_a_message_or_goes_back_in_time_stops_the_program(tmp_path):
+    """The program refuses what is not sockperf's log (its exit status fails the point) instead of
+    putting a message into the wrong window."""
+    lines = LOGS[0].read_text().splitlines(keepends=True)
+    start = lines.index("packet, txTime(sec), rxTime(sec), rtt(usec)\n") + 1
+    swapped = lines[: start + 5] + [lines[start + 6], lines[start + 5]] + lines[start + 7 :]
+    for name, text, message in (
+        ("swapped.log", "".join(swapped), "out of order"),
+        ("garbled.log", "".join(lines[: start + 5] + ["1, 2, 3\n"] + lines[start + 5 :]), "not a log line"),
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        done = run_program(path)
+        assert done.returncode != 0 and message in done.stderr and done.stdout == ""

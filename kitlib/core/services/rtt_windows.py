@@ -27,9 +27,13 @@ VALID = re.compile(r"\[Valid Duration\] RunTime=\S+ sec; SentMessages=\S+; Recei
 HEADER = "packet, txTime(sec), rxTime(sec), rtt(usec)"
 
 
-def windows(lines):
-    """(received or None, whether the log closed, [(send time, rtt µs)]) of a full log's lines."""
-    received, rows, in_rows, closed = None, [], False, False
+def windows(lines, window_s):
+    """(received or None, whether the log closed, messages logged, windows covered to their end, and
+    per window since the first send: [messages], [sum of round trips in µs]) of a full log's lines, read
+    as they stream by: a paper-length log holds a million lines."""
+    received, in_rows, closed, logged = None, False, False, 0
+    first = last = None
+    counts, sums = [], []
     for line in lines:
         line = line.rstrip("\n")
         if not in_rows:
@@ -44,29 +48,32 @@ def windows(lines):
         fields = [f.strip() for f in line.split(",")]
         if len(fields) != 4:
             raise ValueError(f"not a log line: {line[:80]!r}")
-        rows.append((float(fields[1]), float(fields[3])))
-    return received, closed, rows
+        sent, rtt = float(fields[1]), float(fields[3])
+        if last is not None and sent < last:
+            raise ValueError(f"send times out of order: {line[:80]!r}")
+        first = sent if first is None else first
+        last = sent
+        index = int((sent - first) // window_s)
+        while len(counts) <= index:
+            counts.append(0)
+            sums.append(0.0)
+        counts[index] += 1
+        sums[index] += rtt
+        logged += 1
+    covered = 0 if first is None else int((last - first) // window_s)
+    return received, closed, logged, covered, counts, sums
 
 
 def report(path, window_s):
     with open(path) as log:
-        received, closed, rows = windows(log)
+        received, closed, logged, covered, counts, sums = windows(log, window_s)
     out = [
-        f"kit-rtt-windows window_s={window_s:g} log_messages={len(rows)} "
+        f"kit-rtt-windows window_s={window_s:g} log_messages={logged} "
         f"received={'-' if received is None else received} complete={'yes' if closed else 'no'}"
     ]
-    if rows:
-        first, last = rows[0][0], rows[-1][0]
-        count = int((last - first) // window_s)  # windows the run covered to their end
-        sums, counts = [0.0] * count, [0] * count
-        for sent, rtt in rows:
-            index = int((sent - first) // window_s)
-            if index < count:
-                sums[index] += rtt
-                counts[index] += 1
-        for index in range(count):
-            mean = f"{sums[index] / counts[index]:.3f}" if counts[index] else "-"
-            out.append(f"{index * window_s:.3f}, {counts[index]}, {mean}")
+    for index in range(covered):  # the last window, which the end of the run cut, is left out
+        mean = f"{sums[index] / counts[index]:.3f}" if counts[index] else "-"
+        out.append(f"{index * window_s:.3f}, {counts[index]}, {mean}")
     out.append("kit-rtt-windows end")
     sys.stdout.write("\n".join(out) + "\n")
 
