@@ -34,19 +34,14 @@ HEADER = "kit-fio-iops-log log_avg_msec={avg_msec} runtime_s={runtime:g}"
 
 def _jobs(text: str, source: str) -> tuple[int, float, dict[str, list[tuple[float, float, int]]]]:
     """(window ms, run seconds, file -> [(time_ms, iops, direction)]) of a complete collection."""
-    rows = lines.finished(text).splitlines()
-    if not rows or not _HEADER.match(rows[0]):
-        raise ParseError(TOOL, source, "no 'kit-fio-iops-log' header line")
-    if rows[-1] != END:
-        raise ParseError(TOOL, source, f"no closing '{END}' line (the collection was cut)")
-    header = _HEADER.match(rows[0])
+    header, body = lines.framed(text, _HEADER, END, TOOL, source, "collection", "kit-fio-iops-log")
     avg = numbers.count(header[1], TOOL, source, "log_avg_msec")
     runtime = numbers.positive(numbers.number(header[2], TOOL, source, "runtime_s"), TOOL, source, "runtime_s")
     if avg <= 0:
         raise ParseError(TOOL, source, "log_avg_msec must be positive")
     jobs: dict[str, list[tuple[float, float, int]]] = {}
     current = None
-    for number, line in enumerate(rows[1:-1], start=2):
+    for number, line in enumerate(body, start=2):
         named = _FILE.match(line)
         if named:
             if named[1] in jobs:

@@ -30,3 +30,18 @@ def one(pattern: re.Pattern[str], text: str, tool: str, source: str, what: str) 
 def at_most_one(pattern: re.Pattern[str], text: str, tool: str, source: str, what: str) -> re.Match[str] | None:
     """The match of an optional line, or None; several raise ParseError."""
     return one(pattern, text, tool, source, what) if pattern.search(text) else None
+
+
+def framed(
+    text: str, header: re.Pattern[str], end: str, tool: str, source: str, what: str, opening: str
+) -> tuple[re.Match[str], list[str]]:
+    """The header's match and the lines between it and the closing `end` line of an output the kit
+    frames so (a collection of logs, a reduced log; `opening` names its header's first word): without
+    either line it was cut or is another's."""
+    rows = finished(text).splitlines()
+    opened = header.match(rows[0]) if rows else None
+    if opened is None:
+        raise ParseError(tool, source, f"no '{opening}' header line")
+    if rows[-1] != end:
+        raise ParseError(tool, source, f"no closing '{end}' line (the {what} was cut)")
+    return opened, rows[1:-1]

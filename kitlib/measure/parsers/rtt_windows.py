@@ -27,12 +27,7 @@ END = "kit-rtt-windows end"
 
 def _windows(text: str, source: str) -> tuple[float, list[tuple[float, int, float | None]]]:
     """(window seconds, [(start s, messages, mean rtt µs or None)]) of a complete output."""
-    rows = lines.finished(text).splitlines()
-    if not rows or not _HEADER.match(rows[0]):
-        raise ParseError(TOOL, source, "no 'kit-rtt-windows' header line")
-    if rows[-1] != END:
-        raise ParseError(TOOL, source, f"no closing '{END}' line (the output was cut)")
-    header = _HEADER.match(rows[0])
+    header, body = lines.framed(text, _HEADER, END, TOOL, source, "output", "kit-rtt-windows")
     window_s = numbers.positive(numbers.number(header[1], TOOL, source, "window_s"), TOOL, source, "window_s")
     logged = numbers.count(header[2], TOOL, source, "log_messages")
     if header[4] != "yes":
@@ -43,7 +38,7 @@ def _windows(text: str, source: str) -> tuple[float, list[tuple[float, int, floa
     if logged != received:
         raise ParseError(TOOL, source, f"the log holds {logged} messages, sockperf's summary {received}")
     found: list[tuple[float, int, float | None]] = []
-    for number, line in enumerate(rows[1:-1], start=2):
+    for number, line in enumerate(body, start=2):
         fields = [f.strip() for f in line.split(",")]
         if len(fields) != 3:
             raise ParseError(TOOL, source, f"line {number} is not a window line: {line[:80]!r}")
