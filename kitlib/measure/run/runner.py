@@ -490,30 +490,27 @@ def _steadiness(
     unit: Unit, series: Intervals | dict[str, Intervals] | None, rule: steady.Rule, seconds: float | None
 ) -> tuple[steady.Steadiness | None, list[str], float | None]:
     """What the point's sub-intervals say (None where it is not sized), why it is not steady enough,
-    and the longer duration that would be (None: not needed, or already the longest allowed). A point
-    of named parts is steady when each part is; its figures are the worst part's (`steady.worst`)."""
+    and the longer duration that would be (None: not needed, or already the longest allowed). A single
+    series is read as one unnamed part. A point of named parts is steady when each part is; its
+    figures are the worst part's (`steady.worst`), its reasons name the part."""
     if seconds is None or not series:
         return None, [], None
     profile_s = unit.workload.profile_seconds()
-    if not isinstance(series, dict):
-        if not len(series[0]):
-            return None, ["no sub-interval (shorter than one)"], None
-        found = steady.assess(*series)
-        unsteady = steady.reasons(rule, found)
-        return found, unsteady, steady.longer(rule, found, seconds, profile_s) if unsteady else None
+    named = isinstance(series, dict)
     parts, unsteady, grown = {}, [], None
-    for name, (values, interval_s) in series.items():
+    for name, (values, interval_s) in (series if named else {"": series}).items():
+        prefix = f"{name}: " if named else ""
         if not len(values):
-            unsteady.append(f"{name}: no sub-interval (shorter than one)")
+            unsteady.append(f"{prefix}no sub-interval (shorter than one)")
             continue
         parts[name] = steady.assess(values, interval_s)
         said = steady.reasons(rule, parts[name])
-        unsteady += [f"{name}: {reason}" for reason in said]
+        unsteady += [prefix + reason for reason in said]
         longer = steady.longer(rule, parts[name], seconds, profile_s) if said else None
         grown = max((g for g in (grown, longer) if g is not None), default=None)
     if not parts:
         return None, unsteady, None
-    return steady.worst(parts), unsteady, grown
+    return (steady.worst(parts) if named else parts[""]), unsteady, grown
 
 
 def _sampler(unit: Unit, env, plan: Plan):
