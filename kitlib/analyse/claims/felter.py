@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kitlib.analyse.claims.core import (
+    BOOKKEEPING,
     EMULATED,
     EQUAL,
     NOT_TESTABLE,
@@ -170,14 +171,14 @@ def _peak(df: pd.DataFrame) -> Verdict:
     rows = select(df, "redis", "throughput") if "experiment" in df.columns else df.iloc[0:0]
     if rows.empty or "clients" not in rows.columns:
         return missing("Redis throughput records")
-    keep = [
-        c for c in ("experiment", "workload", "metric", "op", "env", "value", "unit", "run_id", "repetition", "host")
-    ]
+    # the client count (and what follows from it) differs between peaks: only the environment tells the two
+    # series apart, so the configuration is dropped; what describes a run (its level `ci_alpha`, versions,
+    # steadiness) is kept, so the peaks are judged as every other comparison of the run is
+    keep = BOOKKEEPING | {"experiment", "workload", "metric", "op", "unit", "host"}
     peaks = []
     for _env, part in rows.groupby("env"):
         best = part.groupby("clients")["value"].mean().idxmax()
-        peaks.append(part.loc[part["clients"] == best, [c for c in keep if c in part.columns]])
-    # the client count differs between peaks: only the environment tells the two series apart
+        peaks.append(part.loc[part["clients"] == best, [c for c in part.columns if c in keep]])
     return compare("redis", "throughput", DOCKER_NAT, "native", at_least_lower(0.0))(pd.concat(peaks))
 
 

@@ -97,7 +97,7 @@ def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
     wrong = [q for q, *_, c in below if c == "no"] + [q for q, *_, c in above if c == "yes"]
     undecided = [q for q, *_, c in below + above if c == "undecided"]
     closest = max(below, key=lambda item: item[0])
-    common = dict(ratio=closest[1], ci_low=closest[2], ci_high=closest[3], n=n)
+    common = dict(ratio=closest[1], ci_low=closest[2], ci_high=closest[3], n=n, alpha=alpha)
     if wrong:
         return Verdict(NOT_REPRODUCED, f"{head}: contradicted at {', '.join(f'{q:.0f}' for q in wrong)} µs", **common)
     if undecided:
