@@ -1,7 +1,8 @@
 """Little's law drawn per host: X·R ÷ N for every closed-loop point and run, one panel per experiment and
-workload, one colour per kind of environment (the kit's fixed colours; the options a label carries, such
-as the quota of a sweep, are the panel's own points, not series of their own, so no colour repeats for
-two series) and one legend outside the panels, so no series hides behind it."""
+workload, one colour per kind of environment (the kit's fixed colours; a resource limit a label carries,
+such as the quota of a sweep, makes the panel's own points, not a series of its own, while an OCI runtime
+or a user-mode network is another mechanism and keeps its own colour) and one legend outside the panels,
+so no series hides behind it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,17 @@ import pandas as pd
 
 from kitlib.analyse.figures import hosts
 from kitlib.analyse.figures.style import env_label, env_order, env_style
+
+#: options that set a resource limit (a sweep's points) or repeat a series (an A/A replica), not another
+#: mechanism
+SAME_MECHANISM_OPTIONS = ("shares", "quota", "period", "cpus", "mem", "numa", "replica")
+
+
+def series_kind(env: str) -> str:
+    """The series a label's points join: the label without its resource limits and replica
+    (`docker-host-volume+period10000+quota2000` joins `docker-host-volume`; `+runtime=crun` stays apart)."""
+    base, *options = env.split("+")
+    return "+".join([base, *(o for o in options if not o.startswith(SAME_MECHANISM_OPTIONS))])
 
 
 def figures(table: pd.DataFrame, records: pd.DataFrame, tolerance: float) -> dict[str, object]:
@@ -29,7 +41,7 @@ def figure(table: pd.DataFrame, records: pd.DataFrame, tolerance: float):
     """One host's points: X·R ÷ N against N per experiment and workload, the ±tolerance band shaded."""
     import matplotlib.pyplot as plt
 
-    table = table.assign(kind=table["env"].astype(str).str.split("+").str[0])
+    table = table.assign(kind=table["env"].astype(str).map(series_kind))
     panels = list(table.groupby(["experiment", "workload"], sort=True))
     columns = min(3, len(panels))
     rows = math.ceil(len(panels) / columns)
@@ -42,7 +54,11 @@ def figure(table: pd.DataFrame, records: pd.DataFrame, tolerance: float):
             own = part[part["kind"] == env]
             style = env_style(env)
             handles[env] = ax.scatter(
-                own["N"], own["XR"] / own["N"], s=16, color=style["color"], marker="s" if "qemu" in env else "o"
+                own["N"],
+                own["XR"] / own["N"],
+                s=16,
+                color=style["color"],
+                marker="s" if "qemu" in env else style["marker"],
             )
         ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
         ax.axhspan(1 - tolerance, 1 + tolerance, color="grey", alpha=0.12)
