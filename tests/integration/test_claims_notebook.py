@@ -9,6 +9,7 @@ from kitlib.analyse import analysis
 from kitlib.core import paths
 from kitlib.notebooks import execute
 
+from ..support import sample
 from ..support.another_machine import copy_as_another_machine
 from ..support.notebook_tables import verdict_groups
 
@@ -19,7 +20,7 @@ NOTEBOOK = paths.notebooks_root() / "analysis" / "claims.ipynb"
 def test_claims_notebook_with_results_dirs_as_papermill_p_passes_it(tmp_path):
     # the sample and a run of a second machine: more verdicts (claim × host) than pandas shows by itself
     other = tmp_path / "other"
-    copy_as_another_machine(paths.PROJECT_ROOT / "data" / "sample" / "net" / "quick-be0bc79c48", other / "net" / "q")
+    copy_as_another_machine(sample.run_with("net", "native"), other / "net" / "q")
     parameters = {
         # what `-p results_dirs '["data/sample", "…/other"]'` hands the notebook
         "results_dirs": f'["data/sample", "{other}"]',

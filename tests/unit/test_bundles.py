@@ -19,8 +19,10 @@ from kitlib.core.paths import PROJECT_ROOT
 from kitlib.results import bundles, load_records
 from kitlib.results.bundles import BundleError
 
+from ..support import sample
+
 SAMPLE = PROJECT_ROOT / "data" / "sample"
-REDIS = SAMPLE / "redis" / "quick-1bc40e295a"
+REDIS = sample.run_with("redis", "native")
 
 
 def _contents(bundle: Path) -> dict[str, bytes]:
@@ -120,7 +122,7 @@ def _with(members: dict[str, bytes], **changes) -> dict[str, bytes]:
     [
         (lambda m, r: _with(m, **{r: m[r][:-1] + b"9"}), "does not match its manifest's sha256"),
         (lambda m, r: _with(m, **{r: m[r] + b"\n"}), "bytes, its manifest says"),
-        (lambda m, r: {**m, "runs/redis/quick-1bc40e295a/extra.txt": b"x"}, "not in its manifest"),
+        (lambda m, r: {**m, f"runs/redis/{REDIS.name}/extra.txt": b"x"}, "not in its manifest"),
         (lambda m, r: {k: v for k, v in m.items() if k != r}, "in the manifest but not in the archive"),
         (lambda m, r: {**m, "runs/../evil": b"x"}, "lies outside the bundle"),
         (lambda m, r: {**m, "/etc/evil": b"x"}, "lies outside the bundle"),
@@ -137,14 +139,14 @@ def _with(members: dict[str, bytes], **changes) -> dict[str, bytes]:
 )
 def test_an_archive_changed_after_it_was_written_is_refused(sample_bundle, tmp_path, make, message):
     members = _contents(sample_bundle)
-    records = "runs/redis/quick-1bc40e295a/records.csv"
+    records = f"runs/redis/{REDIS.name}/records.csv"
     with pytest.raises(BundleError, match=message):
         bundles.verify(_pack(tmp_path / "changed.tar.gz", make(members, records)))
 
 
 def test_links_cut_off_archives_and_foreign_files_are_refused(sample_bundle, tmp_path):
     members = _contents(sample_bundle)
-    link = tarfile.TarInfo("runs/redis/quick-1bc40e295a/link")
+    link = tarfile.TarInfo(f"runs/redis/{REDIS.name}/link")
     link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
     with pytest.raises(BundleError, match="not a regular file"):
         bundles.verify(_pack(tmp_path / "link.tar.gz", members, [link]))
@@ -161,14 +163,14 @@ def test_links_cut_off_archives_and_foreign_files_are_refused(sample_bundle, tmp
 
 def test_plan_records_and_provenance_that_disagree_are_refused_even_with_hashes_that_match(sample_bundle, tmp_path):
     members = _contents(sample_bundle)
-    base = "runs/redis/quick-1bc40e295a/"
+    base = f"runs/redis/{REDIS.name}/"
     records = members[base + "records.csv"].decode()
     cases = {
         "records of run_id 'quick-0000000000'": {
-            base + "records.csv": records.replace("quick-1bc40e295a", "quick-0000000000").encode()
+            base + "records.csv": records.replace(REDIS.name, "quick-0000000000").encode()
         },
         "records of host 0123456789ab that no provenance session ran on": {
-            base + "records.csv": records.replace("87a9f0b76d33", "0123456789ab").encode()
+            base + "records.csv": records.replace(sample.main_host(), "0123456789ab").encode()
         },
         "its plan is of 'cpu', not of 'redis'": {
             base + "plan.json": members[base + "plan.json"].replace(b'"experiment": "redis"', b'"experiment": "cpu"')
@@ -188,7 +190,7 @@ def test_a_run_there_with_other_files_is_refused_and_nothing_is_merged(tmp_path)
     shutil.copytree(REDIS, results / "redis" / REDIS.name)
     with (results / "redis" / REDIS.name / "records.csv").open("a") as out:
         out.write("\n")
-    with pytest.raises(BundleError, match="already holds run redis/quick-1bc40e295a with other files .records.csv."):
+    with pytest.raises(BundleError, match=f"already holds run redis/{REDIS.name} with other files .records.csv."):
         bundles.merge(path, results)
     assert not (results / "cpu").exists(), "nothing of the bundle is put in place"
     assert [p.name for p in results.iterdir()] == ["redis"], "no scratch folder is left"

@@ -10,6 +10,8 @@ import pytest
 from kitlib.analyse import claims, replicas
 from kitlib.analyse.claims import core
 
+from ..support import sample
+
 
 #: spread pattern of n runs: mean 0, so a side's mean is exactly its level
 def spread(n: int, cv: float) -> np.ndarray:
@@ -642,7 +644,7 @@ def test_an_environment_measured_again_in_another_run_is_not_pooled_with_the_int
     records copied under another run id) was never interleaved with native, so it is left out, named."""
     from kitlib.results import load_records
 
-    rows = load_records("data/sample/memory/quick-864482e165")
+    rows = load_records(sample.run_with("memory", "native"))
     rows = rows[(rows["metric"] == "gups") & (rows["variant"] == "System")]
     alone = core.effect_between(rows, "docker-host-volume", "native")
     again = rows[rows["env"] == "docker-host-volume"].assign(run_id="quick-0000000000", value=lambda d: d["value"] * 3)

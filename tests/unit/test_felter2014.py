@@ -22,9 +22,11 @@ from kitlib.core.errors import ParseError
 from kitlib.measure.importers import felter2014
 from kitlib.measure.parsers.felter2014 import dstat, fio208, gups, linpack, redis28, stream, sysbench04, xlsx
 
+from ..support import sample
+
 TARBALL = paths.PROJECT_ROOT.parent / "shared" / "reference-data" / "felter2014-authors-results.tar.xz"
 #: the machine data/sample was measured on
-MAIN_HOST = "87a9f0b76d33"
+MAIN_HOST = sample.main_host()
 
 
 @pytest.fixture(scope="module")

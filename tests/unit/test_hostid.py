@@ -106,10 +106,10 @@ def test_the_sample_is_one_machine_named_by_its_provenance():
         source: hostid.host_id(RunStore(Path(source)).sessions()[-1]["host"]) for source in frame["source"].unique()
     }
     assert {s: ids[0] for s, ids in by_folder.items()} == expected, "ids recomputed from provenance"
-    assert set(expected.values()) == {"87a9f0b76d33"}
+    assert len(set(expected.values())) == 1, "one machine made the whole sample"
     for source in frame["source"].unique():
-        on_disk = pd.read_csv(Path(source) / "records.csv")
-        assert set(on_disk["host"]) == {"87a9f0b76d33"}, source
+        on_disk = pd.read_csv(Path(source) / "records.csv", dtype={"host": str})
+        assert set(on_disk["host"]) == set(expected.values()), source
 
 
 def _measured_elsewhere(root: Path, host: dict) -> RunStore:

@@ -8,7 +8,6 @@ import dataclasses
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -31,16 +30,10 @@ from kitlib.analyse.claims.core import (
 )
 from kitlib.results import bundles
 
+from ..support import sample
 from ..support.another_machine import copy_as_another_machine
 
-SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
 EQUAL = about_equal(0.05)
-
-
-def sample_redis_run() -> Path:
-    """The sample's Redis run on native and Docker (the other is the emulated guest's)."""
-    runs = [p for p in sorted((SAMPLE / "redis").iterdir()) if (p / "records.csv").exists()]
-    return next(p for p in runs if "docker-host-volume" in set(pd.read_csv(p / "records.csv")["env"]))
 
 
 def effect(ratio: float, half_log: float, n: int = 5, df: float = 8.0) -> Effect:
@@ -138,7 +131,7 @@ def test_the_sample_and_another_machine_pool_and_the_cli_reads_a_verified_bundle
     """data/sample's Redis run and the same run as another machine's (values doubled: the same ratios):
     each part shared by both hosts is pooled with τ² = 0; `kit claims --pool` reads the copy from a
     bundle, verified on the way."""
-    run = sample_redis_run()
+    run = sample.run_with("redis", "native")
     other = tmp_path / "other" / "redis" / run.name
     other.parent.mkdir(parents=True)
     host = copy_as_another_machine(run, other)
@@ -162,7 +155,7 @@ def test_the_sample_and_another_machine_pool_and_the_cli_reads_a_verified_bundle
 
 
 def test_a_tampered_bundle_is_refused_by_the_pooled_claims(tmp_path):
-    run = sample_redis_run()
+    run = sample.run_with("redis", "native")
     bundle = tmp_path / "sample.tar.gz"
     bundles.write([run], bundle)
     data = bytearray(bundle.read_bytes())
@@ -189,7 +182,7 @@ def test_the_many_labs_notebook_pools_two_machines_and_draws_their_forest_plots(
     from kitlib.core import paths
     from kitlib.notebooks import execute
 
-    run = sample_redis_run()
+    run = sample.run_with("redis", "native")
     other = tmp_path / "other" / "redis" / run.name
     other.parent.mkdir(parents=True)
     copy_as_another_machine(run, other)

@@ -4,6 +4,7 @@ file and line, one unit per metric."""
 from __future__ import annotations
 
 import io
+import re
 import shutil
 
 import pandas as pd
@@ -14,8 +15,10 @@ from kitlib.core.errors import RecordError
 from kitlib.core.paths import PROJECT_ROOT
 from kitlib.results import load_records, record_files
 
+from ..support import sample
+
 SAMPLE = PROJECT_ROOT / "data" / "sample"
-RUN = SAMPLE / "net" / "quick-be0bc79c48"
+RUN = sample.run_with("net", "native")
 
 
 def _claims(capsys, *folders) -> tuple[pd.DataFrame, str]:
@@ -50,9 +53,11 @@ def test_the_same_run_and_unit_with_two_values_is_refused(tmp_path):
     copy = tmp_path / "copy" / "net" / RUN.name
     shutil.copytree(RUN, copy)
     text = (copy / "records.csv").read_text().splitlines()
-    text[1] = text[1].replace(",11.7590573,", ",99.0,")
+    value = pd.read_csv(copy / "records.csv", dtype=str)["value"].iloc[0]  # the first record's, as written
+    assert f",{value}," in text[1] and value != "99.0"
+    text[1] = text[1].replace(f",{value},", ",99.0,", 1)
     (copy / "records.csv").write_text("\n".join(text) + "\n")
-    with pytest.raises(RecordError, match=r"11.7590573.*99.0.*cannot hold two values"):
+    with pytest.raises(RecordError, match=rf"{re.escape(value)}.*99.0.*cannot hold two values"):
         load_records(SAMPLE, tmp_path / "copy")
 
 

@@ -14,10 +14,12 @@ from kitlib.analyse import analysis
 from kitlib.core import paths
 from kitlib.core.errors import KitError
 
+from ..support import sample
+
 SAMPLE = paths.PROJECT_ROOT / "data" / "sample"
 MEMORY = SAMPLE / "memory"
-RUN = MEMORY / "quick-864482e165"  # the main set's memory run (native and Docker)
-LXC_RUN = MEMORY / "quick-16e2ec1323"  # the same machine's LXC and Docker run
+RUN = sample.run_with("memory", "native")  # the main set's memory run (native and Docker)
+LXC_RUN = sample.run_with("memory", "lxc")  # the same machine's LXC and Docker run
 
 
 def kit_claims(*folders) -> subprocess.CompletedProcess:
@@ -48,7 +50,7 @@ def test_the_three_levels_load_the_same_records_of_a_run():
         (MEMORY, memory),
         ("data/sample/memory", memory),
         (RUN, run),
-        ('["data/sample/memory/quick-864482e165"]', run),
+        (f'["data/sample/memory/{RUN.name}"]', run),
     ):
         loaded = analysis.load(folder)
         assert set(loaded["experiment"]) == {"memory"}
@@ -67,7 +69,7 @@ def test_kit_claims_on_the_results_an_experiment_and_a_run_folder():
         decided = {k: v for k, v in row.items() if k != "reason"}
         for other in (root[key], experiment[key]):
             assert {k: v for k, v in other.items() if k != "reason"} == decided, key
-            assert "run(s) that measured only one of the two left out (quick-16e2ec1323)" in other["reason"], key
+            assert f"run(s) that measured only one of the two left out ({LXC_RUN.name})" in other["reason"], key
     lxc = [key for key, row in experiment.items() if key[0] == "lxc_docker_similar_stream"]
     assert (
         lxc and experiment[lxc[0]]["verdict"] != "not testable here" and run[lxc[0]]["verdict"] == "not testable here"

@@ -14,11 +14,12 @@ import pytest
 from kitlib import specs
 from kitlib.analyse import analysis, claims
 from kitlib.core import tool_versions
-from kitlib.core.paths import PROJECT_ROOT
 from kitlib.measure import provenance
 from kitlib.results import load_records
 
-BLOCK = PROJECT_ROOT / "data" / "sample" / "block" / "quick-6c68d205b5"
+from ..support import sample
+
+BLOCK = sample.run_with("block", "native")
 UPGRADED = "quick-fio335"
 
 

@@ -60,7 +60,8 @@ def sample():
 def test_littles_law_with_think_time_holds_on_the_sample(sample):
     """N users ≈ X · (R + Z): each user's cycle is its request's response time plus its think time."""
     table = littles_law.check(sample)
-    assert len(table) == sample[sample["metric"] == "throughput"].groupby(["env", "users", "repetition"]).ngroups
+    points = ["run_id", "env", "users", "repetition"]  # two runs measured native: their points stay apart
+    assert len(table) == sample[sample["metric"] == "throughput"].groupby(points).ngroups
     assert set(table["Z_s"]) == {(QUICK.get("think_min_s", 1.0) + QUICK.get("think_max_s", 3.0)) / 2}
     assert not table["flagged"].any(), table[table["flagged"]]
 
@@ -78,7 +79,7 @@ def test_the_achieved_mix_is_the_target_drawn_at_random(sample):
     from kitlib.analyse import operation_mix
 
     table = operation_mix.check(sample)
-    assert len(table) == sample.groupby(["env", "users", "repetition"]).ngroups
+    assert len(table) == sample.groupby(["run_id", "env", "users", "repetition"]).ngroups
     assert (table["requests"] > 0).all() and not table["flagged"].any(), table
     # a gap is counting noise where few requests were drawn (43 at 10 emulated users: 12 pp, p = 0.55)
     assert (table.loc[table["requests"] >= 200, "largest_gap_pp"] < 10).all()
