@@ -34,14 +34,16 @@ def records(users: int, p90_ms: dict[str, float], errors: float = 0.0, env: str 
 def test_the_samples_peaks_are_where_its_searches_stopped():
     """In every web-tier run of the sample, each environment's search stopped where its rule stops (the
     next population it would ask for under its plan's limit and resolution is none) and its peak is the
-    largest population that passed below the first that failed. Read from the records and plans, not
-    from what one machine measured, so it holds when the sample is measured again."""
+    largest population that passed below the first that failed; no request failed anywhere. Read from
+    the records and plans, not from what one machine measured, so it holds when the sample is measured
+    again."""
     runs = sorted(SAMPLE.glob("*/records.csv"))
     assert runs, "data/sample holds no web-tier run"
     for records_csv in runs:
         params = json.loads((records_csv.parent / "plan.json").read_text())["plan"]["params"]
         table = population_verdicts(pd.read_csv(records_csv, low_memory=False))
         assert not table.empty, records_csv
+        assert (table["errors"] == 0).all(), records_csv  # no request of the sample failed
         for env, part in table.groupby("env"):
             where = (records_csv.parent.name, env)
             assert next_population(part, params["peak_max_users"], params["peak_resolution_pct"]) is None, where
