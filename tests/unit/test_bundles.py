@@ -15,13 +15,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from kitlib.core.paths import PROJECT_ROOT
 from kitlib.results import bundles, load_records
 from kitlib.results.bundles import BundleError
 
 from ..support import sample
 
-SAMPLE = PROJECT_ROOT / "data" / "sample"
+SAMPLE = sample.SAMPLE
 REDIS = sample.run_with("redis", "native")
 
 

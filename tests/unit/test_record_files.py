@@ -12,12 +12,11 @@ import pytest
 
 from kitlib import cli
 from kitlib.core.errors import RecordError
-from kitlib.core.paths import PROJECT_ROOT
 from kitlib.results import load_records, record_files
 
 from ..support import sample
 
-SAMPLE = PROJECT_ROOT / "data" / "sample"
+SAMPLE = sample.SAMPLE
 RUN = sample.run_with("net", "native")
 
 

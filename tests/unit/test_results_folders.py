@@ -16,7 +16,7 @@ from kitlib.core.errors import KitError
 
 from ..support import sample
 
-SAMPLE = paths.PROJECT_ROOT / "data" / "sample"
+SAMPLE = sample.SAMPLE
 MEMORY = SAMPLE / "memory"
 RUN = sample.run_with("memory", "native")  # the main set's memory run (native and Docker)
 LXC_RUN = sample.run_with("memory", "lxc")  # the same machine's LXC and Docker run
