@@ -84,6 +84,8 @@ KTHREADD = 2
 COLUMNS = ("steal_pct", "foreign_cpu_pct", "runqueue_mean", "cpu_mhz", "capacity_pct")
 #: the words of the reason a point gets when the capacity probes found the machine slowed
 SLOWED = "of its usual capacity"
+#: the words of the reason a point gets when both probes found the machine well above its usual figure
+CHANGED = "of the run's usual figure (the machine changed under the run)"
 
 
 # -- parsing (pure functions over the files' text) ----------------------------------------------
@@ -751,6 +753,13 @@ class Rule(BaseModel):
       machine below 90% of its usual figure in that run ran on a machine slowed by something the guest
       cannot see (another tenant, the host's clock): the probes' run-to-run spread on a quiet 2-core
       guest is a few %, the smallest band a claim tests ±5%.
+    - max_capacity_pct 111 (100 / 0.9, the floor's mirror on a ratio scale): a point whose probes both
+      found the machine above 111% of the run's usual figure ran on a different machine from the one the
+      run's other points saw: the usual figure changed under the run. In the sample's LXC memory run
+      the guest's memory bandwidth rose from about 50 to 85–90 GB/s between two points (probes at 147%,
+      133% and 139% of the usual figure), with no steal and no other process to show it. Such a point is
+      measured again; its probes move the usual figure towards the new level, so the run's later points
+      are judged against the machine they ran on.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -762,6 +771,7 @@ class Rule(BaseModel):
     max_attempts: int = Field(3, ge=1, le=20)
     foreign_cpu_min_seconds: float = Field(2.0, ge=0)
     min_capacity_pct: float | None = Field(90.0, ge=0, le=100)
+    max_capacity_pct: float | None = Field(111.0, ge=100)
 
     def reasons(self, fig: Figures | None) -> list[str]:
         """Why the point was disturbed, empty when it was not (missing figures are not a reason)."""
@@ -778,6 +788,7 @@ class Rule(BaseModel):
             (fig.runqueue_mean, self.max_runqueue, "run queue {v:.2f} > {t:g}", True),
             (fig.cpu_mhz, self.min_mhz, "CPU clock {v:.0f} MHz < {t:g} MHz", False),
             (fig.capacity_pct, self.min_capacity_pct, "machine at {v:.0f}% " + SLOWED + " < {t:g}%", False),
+            (fig.capacity_pct, self.max_capacity_pct, "machine at {v:.0f}% " + CHANGED + " > {t:g}%", True),
         ]
         found = []
         for value, limit, text, above in checks:

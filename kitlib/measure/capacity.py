@@ -11,7 +11,8 @@ guest shares the host's memory and CPUs).
 
 `capacity_pct` is the lower of the two probes in % of the run's usual figure: the median of every
 probe of that kind the run made so far, seeded by `SEED_READINGS` probes before its first point. The
-interference rule (`Rule.min_capacity_pct`) calls a point below it disturbed. A host without a C
+interference rule (`Rule.min_capacity_pct`) calls a point below it disturbed, and one whose probes are
+both above `Rule.max_capacity_pct` (the usual figure changed under the run) too. A host without a C
 compiler or OpenBLAS has no probe: the figure is missing, never a reason.
 """
 

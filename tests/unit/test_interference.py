@@ -200,6 +200,15 @@ def test_rule_names_each_threshold_crossed():
     slowed = Figures(2.0, 0.0, 0.7, 1.0, 2.5, 8, None, capacity_pct=65.3)  # another tenant's memory traffic
     assert Rule().reasons(slowed) == ["machine at 65% of its usual capacity < 90%"]
     assert Rule(min_capacity_pct=None).reasons(slowed) == []
+    faster = Figures(2.0, 0.0, 0.0, 1.0, 3.0, 8, None, capacity_pct=147.2)  # the sample's LXC memory run
+    assert Rule().reasons(faster) == [
+        "machine at 147% of the run's usual figure (the machine changed under the run) > 111%"
+    ]
+    assert interference.SLOWED not in Rule().reasons(faster)[0], "a faster machine is not waited for"
+    steady = Figures(2.0, 0.0, 0.0, 1.0, 3.0, 8, None, capacity_pct=110.9)
+    assert Rule().reasons(steady) == [] and Rule(max_capacity_pct=None).reasons(faster) == []
+    with pytest.raises(ValueError):
+        Rule(max_capacity_pct=95)  # a ceiling below the usual figure would flag every point
     with pytest.raises(ValueError):
         Rule(max_attempts=0)
 
