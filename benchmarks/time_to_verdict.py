@@ -3,7 +3,9 @@ paper's fixed design (ten runs a side, decided once at 95%), and the false decis
 costs.
 
 1. Noise: the run-to-run CV of every series of data/sample's main host (host, experiment, workload,
-   environment, metric and configuration; the CV of its per-repetition means), by experiment.
+   environment, metric and configuration; the CV of its per-repetition means), by experiment; then of
+   the series the claims compare there, whose quantiles the simulation draws at (a host's series also
+   hold figures no claim reads and that barely move: a closed loop's think-time-bound throughput).
 2. Simulated claims, shaped as three of the kit's own (their bands are the claims' bands): "about
    equal (±5%)" with a true ratio of 1, a stated 0.78× (±25% of the effect) with a true 0.78, and a
    bound "at least 10% lower" with a true 0.80; runs drawn lognormal at the measured CV quantiles. Each
@@ -112,11 +114,32 @@ def noise_by_experiment(
     )
 
 
-def main_host_cvs(sample: Path = SAMPLE) -> tuple[str, pd.DataFrame]:
-    """The sample's main host (the one with the most records) and the CVs of its series."""
+def main_host_cvs(sample: Path = SAMPLE) -> tuple[str, pd.DataFrame, pd.DataFrame]:
+    """The sample's main host (the one with the most records), the CVs of its series, and its records."""
     records = load_records(sample)
     host = str(records["host"].value_counts().idxmax())
-    return host, run_to_run_cvs(records[records["host"].astype(str) == host])
+    mine = records[records["host"].astype(str) == host]
+    return host, run_to_run_cvs(mine), mine
+
+
+def compared_by_claims(records: pd.DataFrame) -> pd.DataFrame:
+    """(experiment, metric, env, workload) of every series a claim's one-interval verdict compared on
+    these records: the noise that decides claims, where a host's series also hold figures no claim
+    reads (a closed loop's think-time-bound throughput, a point's own duration)."""
+    rows = set()
+    for claim in CLAIMS:
+        for leaf in claim.evaluate(records).leaves():
+            if leaf.experiment:
+                rows |= {(leaf.experiment, leaf.metric, env, w) for env in leaf.envs for w in leaf.workloads}
+    return pd.DataFrame(sorted(rows), columns=["experiment", "metric", "env", "workload"])
+
+
+def claim_series_cvs(cvs: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `cvs` (`run_to_run_cvs`) that claims compare on `records`."""
+    compared = compared_by_claims(records)
+    keys = ["experiment", "metric", "env", "workload"]
+    table = cvs.astype({k: str for k in keys})
+    return table.merge(compared, on=keys, how="inner").reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- time to a verdict, simulated
@@ -314,11 +337,16 @@ def per_hour_cell(row: pd.Series) -> str:
 def simulated(count: int, minutes: float) -> None:
     for claim in SHAPES:
         assert str(claim.band) == band_of(claim.claim), (claim, band_of(claim.claim))
-    host, cvs = main_host_cvs()
+    host, cvs, records = main_host_cvs()
     print(f"Run-to-run CV of per-repetition means, data/sample host {host} ({len(cvs)} series):")
     noise = noise_by_experiment(cvs)
     print(percent(noise, [c for c in noise.columns if c.startswith("q")]).to_string(index=False))
-    levels = {f"q{round(100 * q)}": float(cvs["cv"].quantile(q)) for q in CV_QUANTILES}
+    compared = claim_series_cvs(cvs, records)
+    print()
+    print(f"The same, of the {len(compared)} series the claims compare there (the noise the simulation draws):")
+    noise = noise_by_experiment(compared)
+    print(percent(noise, [c for c in noise.columns if c.startswith("q")]).to_string(index=False))
+    levels = {f"q{round(100 * q)}": float(compared["cv"].quantile(q)) for q in CV_QUANTILES}
     print()
     print(f"Time to a verdict ({count} simulated claims a row; {minutes:g} min a repetition of both sides):")
     shapes = ", ".join(f"{s.claim} {s.band}" for s in SHAPES)

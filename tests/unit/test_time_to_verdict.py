@@ -75,3 +75,22 @@ def test_the_simulated_shapes_carry_their_claims_bands():
     for shape in BENCH["SHAPES"]:
         assert str(shape.band) == listed[shape.claim]
         assert shape.band.low <= shape.truth <= shape.band.high, "each truth lies inside its band"
+
+
+def test_the_simulated_noise_is_of_the_series_claims_compare():
+    measured = records("native", 1, [[10.0], [10.5], [9.5]]) + records("docker-host-volume", 1, [[10.2], [9.9], [10.4]])
+    unread = [
+        {**r, "metric": "duration", "unit": "s", "value": v}
+        for r, v in zip(measured, [8.0, 8.01, 8.02] * 2, strict=True)
+    ]
+    frame = pd.DataFrame(measured + unread)
+    compared = BENCH["compared_by_claims"](frame)
+    assert set(map(tuple, compared.values)) == {
+        ("cpu", "throughput", "docker-host-volume", "pxz"),
+        ("cpu", "throughput", "native", "pxz"),
+    }
+    cvs = BENCH["run_to_run_cvs"](frame)
+    assert set(cvs["metric"]) == {"throughput", "duration"}
+    kept = BENCH["claim_series_cvs"](cvs, frame)
+    assert sorted(kept["env"]) == ["docker-host-volume", "native"] and set(kept["metric"]) == {"throughput"}
+    assert kept.set_index("env").loc["native", "cv"] == pytest.approx(0.05)

@@ -110,6 +110,10 @@ class Verdict:
     members: tuple[Verdict, ...] = ()
     #: left undecided because its interval pools runs of differing tool versions (`claims.versions`)
     mixed_versions: bool = False
+    #: the experiment and metric of the records a one-interval verdict compared (set by `measured`;
+    #: empty for a derived figure such as a fitted slope)
+    experiment: str = ""
+    metric: str = ""
 
     def leaves(self) -> tuple[Verdict, ...]:
         """The one-interval verdicts this verdict rests on: its parts, or itself."""
@@ -663,6 +667,8 @@ def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Ver
         subject=first.subject if single else "",
         scale=first.scale if single else "",
         df=first.df if single else float("nan"),
+        experiment=first.experiment if single else "",
+        metric=first.metric if single else "",
         band=first.band if single else None,
         members=first.members if single else tuple(leaf for v in verdicts for leaf in v.leaves()),
     )
@@ -757,7 +763,9 @@ def measured(verdict: Verdict, experiment: str, metric: str, equal: dict[str, ob
     if not verdict.scale:
         return verdict
     chosen = "".join(f" {column}={value}" for column, value in sorted(equal.items()))
-    return dataclasses.replace(verdict, subject=f"{experiment} {metric}{chosen}: {verdict.subject}")
+    return dataclasses.replace(
+        verdict, subject=f"{experiment} {metric}{chosen}: {verdict.subject}", experiment=experiment, metric=metric
+    )
 
 
 def resting_on(verdict: Verdict, rows: pd.DataFrame, *envs: str) -> Verdict:
