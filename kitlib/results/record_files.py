@@ -28,6 +28,9 @@ from kitlib.core.records import CORE_COLUMNS
 REQUIRED_COLUMNS = ("experiment", "env", "metric", "value", "unit")
 #: columns that cannot be empty in a row (the value is checked apart: a finite number)
 TEXT_COLUMNS = ("experiment", "workload", "env", "metric", "unit", "run_id")
+#: columns read as text whatever they look like: a machine's hex id such as `0e41234567ab` or
+#: `123456789012` would otherwise be read as the number 0.0 or 123456789012 and lose the machine it names
+IDENTIFIER_COLUMNS = (*TEXT_COLUMNS, "host", "peer", "program_source", "tool_versions")
 #: what identifies a record apart from its value: every column but these (the run, the unit's
 #: environment, workload, point and repetition, the metric and its dimensions, where and when it ran)
 NOT_IDENTITY = ("value", "source")
@@ -40,7 +43,7 @@ class DuplicateRecords(Notice):
 def read_records_csv(path: Path) -> pd.DataFrame:
     """One records.csv, every row checked first (see `check_rows`), as a frame."""
     check_rows(path)
-    return pd.read_csv(path)
+    return pd.read_csv(path, dtype=dict.fromkeys(IDENTIFIER_COLUMNS, str))
 
 
 def check_rows(path: Path) -> None:

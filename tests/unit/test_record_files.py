@@ -138,3 +138,17 @@ def test_a_folder_two_clones_resumed_under_one_old_id_is_split_by_session(tmp_pa
     (run / "provenance.json").write_text(json.dumps({"sessions": sessions}))
     frame = load_records(tmp_path / "runs")
     assert list(frame["host"]) == [hostid.host_id(epyc), hostid.host_id(xeon)]
+
+
+def test_a_machine_id_that_looks_like_a_number_stays_the_machine_it_names(tmp_path):
+    """Host ids are hex digests: `0e41234567ab` reads as the float 0.0 and `123456789012` as an integer
+    unless read as text, and records would then name a machine no provenance session ran on."""
+    records = pd.read_csv(RUN / "records.csv", dtype=str).head(4)
+    records["host"] = ["0e41234567ab", "123456789012", "0e41234567ab", "00000000001f"]
+    records["program_source"] = "1234e56789012345"
+    path = tmp_path / "records.csv"
+    records.to_csv(path, index=False)
+    read = record_files.read_records_csv(path)
+    assert read["host"].tolist() == ["0e41234567ab", "123456789012", "0e41234567ab", "00000000001f"]
+    assert set(read["program_source"]) == {"1234e56789012345"}
+    assert pd.api.types.is_numeric_dtype(read["value"])
