@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from kitlib.analyse import analysis, replicas
-from kitlib.analyse.claims import CLAIMS, core
+from kitlib.analyse.claims import CLAIMS, core, verdicts
 from kitlib.core import sequential, timing
 from kitlib.core.paths import PROJECT_ROOT
 from kitlib.results import load_records
@@ -127,8 +127,8 @@ def compared_by_claims(records: pd.DataFrame) -> pd.DataFrame:
     these records: the noise that decides claims, where a host's series also hold figures no claim
     reads (a closed loop's think-time-bound throughput, a point's own duration)."""
     rows = set()
-    for claim in CLAIMS:
-        for leaf in claim.evaluate(records).leaves():
+    for _, _, verdict in verdicts(records):
+        for leaf in verdict.leaves():
             if leaf.experiment:
                 rows |= {(leaf.experiment, leaf.metric, env, w) for env in leaf.envs for w in leaf.workloads}
     return pd.DataFrame(sorted(rows), columns=["experiment", "metric", "env", "workload"])
