@@ -787,20 +787,33 @@ class Rule(BaseModel):
             ),
             (fig.runqueue_mean, self.max_runqueue, "run queue {v:.2f} > {t:g}", True),
             (fig.cpu_mhz, self.min_mhz, "CPU clock {v:.0f} MHz < {t:g} MHz", False),
-            (fig.capacity_pct, self.min_capacity_pct, "machine at {v:.0f}% " + SLOWED + " < {t:g}%", False),
-            (fig.capacity_pct, self.max_capacity_pct, "machine at {v:.0f}% " + CHANGED + " > {t:g}%", True),
         ]
-        found = []
-        for value, limit, text, above in checks:
-            if value is None or limit is None:
-                continue
-            if (value > limit) if above else (value < limit):
-                # a command's name is the process's to choose: it goes in as a value, never as a format
-                found.append(text.format(v=value, t=limit, busiest=_busiest(fig.busiest_others)))
-        return found
+        return _over_limits(checks, fig.busiest_others) + self.capacity_reasons(fig.capacity_pct)
+
+    def capacity_reasons(self, share_pct: float | None) -> list[str]:
+        """Why the capacity probes around a point, at `share_pct` of a usual figure, call it disturbed."""
+        return _over_limits(
+            [
+                (share_pct, self.min_capacity_pct, "machine at {v:.0f}% " + SLOWED + " < {t:g}%", False),
+                (share_pct, self.max_capacity_pct, "machine at {v:.0f}% " + CHANGED + " > {t:g}%", True),
+            ]
+        )
 
 
 DEFAULT_RULE = Rule()
+
+
+def _over_limits(checks: list[tuple[Any, Any, str, bool]], busiest: Iterable[dict[str, Any]] = ()) -> list[str]:
+    """The reason of each (value, limit, text, whether above is bad) a value crosses; a missing value or
+    limit is not a reason."""
+    found = []
+    for value, limit, text, above in checks:
+        if value is None or limit is None:
+            continue
+        if (value > limit) if above else (value < limit):
+            # a command's name is the process's to choose: it goes in as a value, never as a format
+            found.append(text.format(v=value, t=limit, busiest=_busiest(busiest)))
+    return found
 
 
 def _busiest(others: Iterable[dict[str, Any]]) -> str:

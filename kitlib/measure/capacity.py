@@ -12,7 +12,9 @@ guest shares the host's memory and CPUs).
 `capacity_pct` is the lower of the two probes in % of the run's usual figure: the median of every
 probe of that kind the run made so far, seeded by `SEED_READINGS` probes before its first point. The
 interference rule (`Rule.min_capacity_pct`) calls a point below it disturbed, and one whose probes are
-both above `Rule.max_capacity_pct` (the usual figure changed under the run) too. A host without a C
+both above `Rule.max_capacity_pct` (the usual figure changed under the run) too; at the run's end every
+point is judged again against the median of the whole run's probes (`kitlib.measure.run.rejudge`), which
+finds the points measured before such a change. A host without a C
 compiler or OpenBLAS has no probe: the figure is missing, never a reason.
 """
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import json
 import os
 import re
@@ -299,6 +300,38 @@ class RunStore:
         units/<key>.attempt<N>.json, status `discarded`, never part of records.csv."""
         rows = [r.as_row() for r in records]
         self._save_unit(f"{key}.attempt{attempt}", {"status": "discarded", "reason": reason, "records": rows, **info})
+
+    def attempts_of(self, key: str) -> list[dict[str, Any]]:
+        """The unit's discarded attempts kept so far, in order ({attempt, file, reason}): a point measured
+        again later in its run (`reopen`) goes on counting from them."""
+        found = []
+        for path in self.units_dir.glob(f"{glob.escape(key)}.attempt*.json"):
+            number = path.name[len(key) + len(".attempt") : -len(".json")]
+            if number.isdigit():
+                unit = read_json(path)
+                found.append({"attempt": int(number), "file": f"units/{path.name}", "reason": unit.get("reason")})
+        return sorted(found, key=lambda a: a["attempt"])
+
+    def reopen(self, key: str, reason: str) -> str:
+        """Turn a done unit into a discarded attempt with `reason`, so its point is measured again: its
+        file and raw outputs move to the next attempt's names (nothing is lost), records.csv drops it on
+        the next consolidation. Returns the attempt's file."""
+        unit = read_json(self.units_dir / f"{key}.json")
+        if unit.get("status") != "ok":
+            raise KitError(f"{key}: only a measured unit can be measured again (it is {unit.get('status')})")
+        name = f"{key}.attempt{len(self.attempts_of(key)) + 1}"
+        moved = []
+        for raw in unit.get("raw_files") or []:
+            old = self.root / raw
+            new = old.with_name(name + old.name[len(key) :])
+            if old.exists():
+                os.replace(old, new)
+            moved.append(str(new.relative_to(self.root)))
+        unit.update(status="discarded", reason=reason, raw_files=moved)
+        self._save_unit(name, unit)
+        (self.units_dir / f"{key}.json").unlink()
+        fsync_dir(self.units_dir)
+        return f"units/{name}.json"
 
     def save_failed(self, key: str, reason: str, info: dict[str, Any]) -> None:
         self._save_unit(key, {"status": "failed", "reason": reason, **info})

@@ -233,3 +233,45 @@ def test_a_quiet_ping_pong_of_the_run_s_own_reads_no_other_process():
     print(f"other processes {fig.foreign_cpu_pct}% of the machine; /proc/stat counted {ticks} of {capacity:.0f} ticks")
     assert fig.own_cpu_s > 0.2 * fig.wall_s  # the ping-pong ran, as the run's own
     assert 0 <= fig.foreign_cpu_pct < interference.DEFAULT_RULE.max_foreign_cpu_pct
+
+
+def test_points_measured_before_the_machine_changed_are_measured_again_at_the_run_s_end(isolated_dirs):
+    """A run whose first repetition had half the machine (one of its CPUs, as a cgroup's cpuset or a
+    resized guest gives) keeps that repetition's point while it runs: the point's probes meet the usual
+    figure of their time. At the run's end, held against the probes of the whole run, the point is found
+    and measured again; its first attempt is kept with the reason, its records and its raw output."""
+    import kitlib
+    from kitlib.measure import capacity
+    from kitlib.measure.store import RunStore
+
+    everything = cpus.available_cpus()
+    if len(everything) < 2:
+        pytest.skip("one CPU: no smaller machine to start the run on")
+    results, _ = isolated_dirs
+    plan = kitlib.plan("cpu", environments=["native"], repetitions=1, workloads=["linpack"], linpack_n=1500)
+    os.sched_setaffinity(0, everything[:1])
+    try:
+        first = kitlib.run(plan, results_root=results, progress=False)
+    finally:
+        os.sched_setaffinity(0, everything)
+    store = RunStore(first.root)
+    (small,) = [u for u in store.units() if u["status"] == "ok"]
+    assert small["interference"]["capacity_probes"]["kind"] == capacity.CPU
+    assert small["interference"]["attempt"] == 1  # normal against the usual figure of its time
+    for repetition in (1, 2, 3):  # the whole machine from here on
+        store.add_extension(repetition, ["native"], ["linpack"], ["test: the machine after the change"])
+    final = kitlib.run(plan, results_root=results, progress=False)
+    records = final.records
+    again = records[records["repetition"] == 0]
+    assert set(again["attempt"]) == {2} and set(again["discarded_attempts"]) == {1}
+    assert set(records.loc[records["repetition"] > 0, "attempt"]) == {1}
+    kept = json.loads((final.root / "units" / f"{small['key']}.json").read_text())
+    assert kept["interference"]["discarded_attempts"][0]["file"] == f"units/{small['key']}.attempt1.json"
+    attempt = json.loads((final.root / "units" / f"{small['key']}.attempt1.json").read_text())
+    print(attempt["reason"])
+    assert attempt["status"] == "discarded"
+    assert attempt["reason"].startswith("judged at the run's end against the whole run's usual cpu probe figure")
+    assert "of its usual capacity < 90%" in attempt["reason"]
+    assert attempt["records"] == small["records"]  # what it measured is kept, never mixed into records.csv
+    assert attempt["raw_files"] and all((final.root / raw).exists() for raw in attempt["raw_files"])
+    assert all(".attempt1." in raw for raw in attempt["raw_files"])

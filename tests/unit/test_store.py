@@ -170,3 +170,30 @@ def test_a_corrupt_unit_file_is_the_kits_error_naming_it(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(KitError, match="holds list, not the JSON object"):
         store.unit_status("cut")
+
+
+def test_a_done_unit_reopened_becomes_its_next_attempt_with_its_raw_output(tmp_path):
+    store = RunStore(tmp_path / "redis" / "quick-x")
+    store.write_plan({"experiment": "redis"})
+    key = unit_key("native", {"clients": 4}, 0, "redis")
+    store.save_attempt(key, 1, "disturbed: steal 5.0% > 2%", _records(900.0, 0), {"env": "native"})
+    raw = store.save_raw(key, {"redis-benchmark": "GET: 1000.00 requests per second"})
+    store.save_ok(key, _records(1000.0, 0), {"env": "native", "raw_files": raw})
+    assert [a["attempt"] for a in store.attempts_of(key)] == [1]
+
+    moved = store.reopen(key, "judged at the run's end: machine at 57% of its usual capacity < 90%")
+
+    assert moved == f"units/{key}.attempt2.json"
+    assert store.unit_status(key) is None  # measured again by the next run_plan
+    assert store.consolidate().empty  # a discarded attempt is never part of records.csv
+    attempts = store.attempts_of(key)
+    assert [(a["attempt"], a["file"]) for a in attempts] == [(1, f"units/{key}.attempt1.json"), (2, moved)]
+    assert attempts[1]["reason"].startswith("judged at the run's end")
+    kept = json.loads((store.root / moved).read_text())
+    assert kept["status"] == "discarded" and kept["records"][0]["value"] == 1000.0
+    assert kept["raw_files"] == [f"raw/{key}.attempt2.redis-benchmark.txt"]
+    assert (store.root / kept["raw_files"][0]).read_text() == "GET: 1000.00 requests per second"
+    assert not (store.root / raw[0]).exists()  # the next attempt's output takes the unit's own name
+    store.save_failed(key, "refused", {"env": "native"})
+    with pytest.raises(KitError, match="only a measured unit"):
+        store.reopen(key, "again")

@@ -39,6 +39,7 @@ from kitlib.measure.host.ports import free_ports, is_free
 from kitlib.measure.image import DEFAULT_BASE, ensure_image
 from kitlib.measure.peer import make_peer
 from kitlib.measure.planning import Plan
+from kitlib.measure.run import rejudge
 from kitlib.measure.store import RunStore, unit_key
 from kitlib.specs.labels import IMAGE_KINDS, option_columns
 
@@ -193,6 +194,12 @@ def run_plan(
             if step:
                 what = ", ".join(sorted({u.workload.search for u in step}))
                 _execute(plan, store, step, progress=progress, image=image, base_image=base_image, what=what)
+        again = _reopen_late_points(plan, store, workloads)
+        if again:
+            measured = {u.key for u in todo}
+            todo += [u for u in again if u.key not in measured]
+            what = "measured again: the machine changed under the run"
+            _execute(plan, store, again, progress=progress, image=image, base_image=base_image, what=what)
     # the run folder each record came from, as `results.load_records` gives it: a figure drawn from these
     # records finds the machine's description in the folder's provenance
     records = store.consolidate().assign(source=str(store.root))
@@ -200,6 +207,28 @@ def run_plan(
     if len(failures):
         warnings.warn(f"{len(failures)} unit(s) failed; see {store.root / 'failures.csv'}", Notice, stacklevel=2)
     return RunResult(plan, store.root, records, failures, len(todo), len(units) - len(todo))
+
+
+def _reopen_late_points(plan: Plan, store: RunStore, workloads: list[Workload]) -> list[Unit]:
+    """The points the run's end finds measured on another machine than the run's usual one
+    (`rejudge`): each made a discarded attempt with its reason, to be measured again."""
+    late, kept = rejudge.to_measure_again(store.units(), plan.interference or interference.DEFAULT_RULE)
+    if kept:
+        warnings.warn(f"{plan.experiment}: {kept}", Notice, stacklevel=3)
+    by_key = {u.key: u for u in plan_units(plan, workloads, store.extensions())}
+    again = []
+    for point in late:
+        if point.key in by_key:
+            store.reopen(point.key, point.reason)
+            again.append(by_key[point.key])
+    if again:
+        warnings.warn(
+            f"{plan.experiment}: {len(again)} point(s) measured again ({late[0].key}: {late[0].reason}"
+            + (", and others)" if len(again) > 1 else ")"),
+            Notice,
+            stacklevel=3,
+        )
+    return sorted(again, key=lambda u: u.position)
 
 
 @contextlib.contextmanager
@@ -344,15 +373,17 @@ def _run_unit(
     point, the steady-state rule finds it too short (then for longer), at most max_attempts times:
     every discarded attempt is kept as units/<key>.attempt<N>.json with its reason. After an attempt
     the capacity probes found on a slowed machine, the next waits for the machine to come back
-    (`RunCapacity.recover`, bounded), so it does not land in the same dip."""
+    (`RunCapacity.recover`, bounded), so it does not land in the same dip. A point measured again later
+    in its run (`rejudge`) counts on from the attempts it already has."""
     rule = plan.interference or interference.DEFAULT_RULE
     sizes = {} if sizes is None else sizes
     size_key = (unit.workload.name, json.dumps(unit.point, sort_keys=True, default=str))
     profile_s = unit.workload.profile_seconds()
     seconds = max(profile_s, sizes.get(size_key, 0.0)) if profile_s is not None else None
-    discarded: list[dict[str, Any]] = []
+    discarded = store.attempts_of(unit.key)
     kind = unit.workload.capacity_probe if probes is not None else None
-    for attempt in range(1, rule.max_attempts + 1):
+    first = len(discarded) + 1
+    for attempt in range(first, max(rule.max_attempts, first) + 1):
         kept, grown = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes)
         if grown is not None:
             seconds = sizes[size_key] = max(grown, sizes.get(size_key, 0.0))
@@ -404,14 +435,17 @@ def _attempt_unit(
                 raw = unit.workload.measure(env, peer, unit.point, seconds=seconds)
         figures = sampler.figures if sampler is not None else None
         own_unknown = getattr(sampler, "own_unknown", None) if figures is not None else None
+        probed = None
         if kind and figures is not None:
-            figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, probes.after(kind)))
+            after = probes.after(kind)
+            figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, after))
+            probed = rejudge.readings(kind, before, after, probes.usual(kind))
         disturbed = rule.reasons(figures)
         steady_rule = plan.steady or steady.DEFAULT_RULE
         measurements, series = _read(unit, raw, store, sized=seconds is not None)
         found, unsteady, grown = _steadiness(unit, series, steady_rule, seconds)
         again = disturbed + (unsteady if grown is not None else [])
-        last = not again or attempt == rule.max_attempts
+        last = not again or attempt >= rule.max_attempts
         key = unit.key if last else f"{unit.key}.attempt{attempt}"
         info["raw_files"] = store.save_raw(key, {**raw.outputs, **raw.series})
         quality = {
@@ -438,6 +472,7 @@ def _attempt_unit(
         info["tool_seconds"] = tool_seconds(info["commands"], elapsed)
         info["interference"] = {
             "figures": figures.as_dict() if figures else None,
+            rejudge.ENTRY: probed,
             "sampler_error": sampler.error if sampler is not None else "not sampled: the system under test is remote",
             "own_cpu_unknown": own_unknown,
             "rule": rule.model_dump(mode="json"),

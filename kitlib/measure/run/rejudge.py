@@ -1,0 +1,96 @@
+"""At a run's end, its points judged again against the capacity figure of the whole run.
+
+While a run goes, a point's capacity probes are held against the run's usual figure so far: the median
+of its probes until then (`kitlib.measure.capacity`). A machine that changes under the run leaves the
+points measured before the change looking normal against the figure of their time. In the sample's LXC
+memory run the guest's memory bandwidth rose from about 50 to 85–90 GB/s after its first points; their
+probes read 93.5% and 90.1% of the usual figure then, and the later probes put them far below the
+run's own. So at a run's end every point that counts is held against the median of all the run's probes
+of its kind, by the same rule (`interference.Rule.capacity_reasons`); a point the rule now calls
+disturbed is measured again, the reason kept with the attempt it replaces, while it has attempts left.
+
+Bounded: once per `run_plan`, and only where the points found are at most a third of the run's probed
+points. A majority of points defines a usual figure; a machine with two regimes of about equal length has
+none, and measuring half a run again would only move the split. Such a run keeps its points, said so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from kitlib.core.interference import Rule
+
+#: the largest share of a run's probed points measured again at its end
+MAX_SHARE = 1 / 3
+#: readings of a kind the whole run's figure needs: the probes before and after three points
+MIN_READINGS = 6
+#: the unit-file entry (under `interference`) holding a point's own probe readings
+ENTRY = "capacity_probes"
+
+
+@dataclass(frozen=True)
+class Late:
+    """A point to measure again, and why."""
+
+    key: str
+    reason: str
+
+
+def readings(kind: str, before: float | None, after: float | None, usual: float | None) -> dict[str, Any]:
+    """What a unit file keeps of the probes around its point: the raw figures, not only their share."""
+    return {"kind": kind, "before": before, "after": after, "usual": usual}
+
+
+def _probes(unit: dict[str, Any]) -> dict[str, Any] | None:
+    found = (unit.get("interference") or {}).get(ENTRY)
+    return found if isinstance(found, dict) and found.get("kind") else None
+
+
+def whole_run_usual(units: list[dict[str, Any]]) -> dict[str, float]:
+    """The median of the probes around the run's counted points, by kind: a discarded attempt's probes
+    are mostly those of a disturbed point, which would pull the figure towards the disturbance."""
+    found: dict[str, list[float]] = {}
+    for unit in units:
+        probes = _probes(unit)
+        if probes and unit.get("status") == "ok":
+            taken = [v for v in (probes.get("before"), probes.get("after")) if isinstance(v, int | float)]
+            found.setdefault(probes["kind"], []).extend(taken)
+    return {kind: statistics.median(values) for kind, values in found.items() if len(values) >= MIN_READINGS}
+
+
+def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late], str | None]:
+    """The run's counted points (its unit files, `RunStore.units`) the rule calls disturbed against the
+    whole run's usual figure, with attempts left; and, where there are too many to measure again, why
+    none is (the list is then empty)."""
+    usual = whole_run_usual(units)
+    probed, late = 0, []
+    for unit in units:
+        probes = _probes(unit)
+        if unit.get("status") != "ok" or probes is None or probes["kind"] not in usual:
+            continue
+        before, after = probes.get("before"), probes.get("after")
+        if not isinstance(before, int | float) or not isinstance(after, int | float):
+            continue
+        probed += 1
+        judged = unit.get("interference") or {}
+        if judged.get("disturbed") or int(judged.get("attempt") or 1) >= rule.max_attempts:
+            continue  # already counted as disturbed, or out of attempts: it stays as it is
+        figure, then = usual[probes["kind"]], probes.get("usual")
+        said = rule.capacity_reasons(round(100.0 * min(before, after) / figure, 1))
+        if said:
+            figures = f"{figure:.4g}" + (f"; {then:.4g} when it ran" if isinstance(then, int | float) else "")
+            late.append(
+                Late(
+                    unit["key"],
+                    f"judged at the run's end against the whole run's usual {probes['kind']} probe figure "
+                    f"({figures}): {'; '.join(said)}",
+                )
+            )
+    if len(late) > MAX_SHARE * probed:
+        return [], (
+            f"{len(late)} of {probed} probed points are outside the rule against the whole run's usual figure: "
+            "the machine ran in two regimes of about equal length, so no figure is usual and they are kept"
+        )
+    return late, None

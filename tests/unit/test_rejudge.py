@@ -1,0 +1,74 @@
+"""The run's end holds every counted point against the whole run's capacity probes (rejudge)."""
+
+from __future__ import annotations
+
+from kitlib.core.interference import Rule
+from kitlib.measure.run import rejudge
+
+
+def _unit(key: str, before: float, after: float, status: str = "ok", attempt: int = 1, disturbed=()) -> dict:
+    return {
+        "key": key,
+        "status": status,
+        "interference": {
+            "attempt": attempt,
+            "disturbed": list(disturbed),
+            rejudge.ENTRY: rejudge.readings("memory", before, after, usual=50.0),
+        },
+    }
+
+
+def _run(first: list[tuple[float, float]], rest: int, level: float = 86.0) -> list[dict]:
+    """Points at the `first` probe readings, then `rest` points of a machine at `level`."""
+    units = [_unit(f"early{i}", b, a) for i, (b, a) in enumerate(first)]
+    return units + [_unit(f"late{i}", level - i % 3, level + i % 2) for i in range(rest)]
+
+
+def test_points_before_the_machine_changed_are_found_with_the_figures_they_were_judged_by():
+    """The sample's LXC memory run: about 50 GB/s at first, 83–90 after."""
+    late, kept = rejudge.to_measure_again(_run([(49.0, 51.0), (48.5, 50.0)], rest=10), Rule())
+    assert kept is None
+    assert [p.key for p in late] == ["early0", "early1"]
+    assert late[0].reason == (
+        "judged at the run's end against the whole run's usual memory probe figure (86; 50 when it ran): "
+        "machine at 57% of its usual capacity < 90%"
+    )
+
+
+def test_a_point_that_ran_on_a_faster_machine_than_the_run_s_is_found_too():
+    late, _ = rejudge.to_measure_again(_run([(120.0, 121.0)], rest=8, level=100.0), Rule())
+    assert [p.key for p in late] == ["early0"]
+    assert "(the machine changed under the run) > 111%" in late[0].reason
+
+
+def test_a_point_with_one_probe_near_the_usual_figure_stays():
+    late, _ = rejudge.to_measure_again(_run([(80.0, 85.0), (120.0, 92.0)], rest=8, level=86.0), Rule())
+    assert late == []  # 80 is 93% of 86, within the floor; 92 is 107%, so only one probe is above 111%
+
+
+def test_points_already_disturbed_or_out_of_attempts_are_left_as_they_are():
+    units = _run([], rest=8, level=86.0)
+    units += [
+        _unit("disturbed", 40.0, 40.0, attempt=3, disturbed=["machine at 47% of its usual capacity < 90%"]),
+        _unit("last", 40.0, 40.0, attempt=3),
+        _unit("discarded", 40.0, 40.0, status="discarded"),
+    ]
+    late, kept = rejudge.to_measure_again(units, Rule())
+    assert late == [] and kept is None
+    more, _ = rejudge.to_measure_again(units, Rule(max_attempts=4))  # the third attempt is no longer the last
+    assert [p.key for p in more] == ["last"]
+
+
+def test_a_machine_of_two_regimes_of_about_equal_length_keeps_its_points_and_says_why():
+    late, kept = rejudge.to_measure_again(_run([(50.0, 50.0)] * 5, rest=7), Rule())
+    assert late == []
+    assert kept.startswith("5 of 12 probed points are outside the rule")
+
+
+def test_too_few_probes_or_none_judge_nothing():
+    assert rejudge.to_measure_again(_run([(40.0, 40.0)], rest=1), Rule()) == ([], None)  # 4 readings
+    bare = [{"key": "a", "status": "ok", "interference": {"attempt": 1}}, {"key": "b", "status": "failed"}]
+    assert rejudge.to_measure_again(bare, Rule()) == ([], None)
+    missing = _run([], rest=6) + [_unit("halfprobed", 40.0, None)]
+    assert rejudge.to_measure_again(missing, Rule()) == ([], None)
+    assert rejudge.to_measure_again(_run([(40.0, 40.0)], rest=8), Rule(min_capacity_pct=None))[0] == []
