@@ -18,6 +18,7 @@ import pandas as pd
 
 from kitlib.analyse.analysis import dimensions
 from kitlib.core import stats
+from kitlib.core.records import flag_is
 
 MAX_CV = 0.10
 FENCE = 1.5
@@ -85,7 +86,7 @@ def steadiness_lines(records: pd.DataFrame) -> list[str]:
         return []
     points = _points(records)
     judged = points[points["steady"].notna()]
-    unsteady = judged[_is(judged["steady"], False)]
+    unsteady = judged[flag_is(judged["steady"], False)]
     if unsteady.empty:
         return []
     lines = [
@@ -107,11 +108,6 @@ def _points(records: pd.DataFrame) -> pd.DataFrame:
     """One row per point: its records share run, workload, environment, repetition, position and start."""
     point = [c for c in ("run_id", "workload", "env", "repetition", "position", "started") if c in records.columns]
     return records.drop_duplicates(point)
-
-
-def _is(flags: pd.Series, value: bool) -> pd.Series:
-    """Where a flag column holds `value`, as written or as a CSV with missing values reads it back (text)."""
-    return flags.map(lambda v: v is value or str(v) == str(value))
 
 
 def _capped(lines: list[str]) -> list[str]:
@@ -139,7 +135,7 @@ def interference_lines(records: pd.DataFrame) -> list[str]:
     points = _points(records)
     again = points[points["discarded_attempts"].fillna(0) > 0]
     flags = points["disturbed"] if "disturbed" in points.columns else pd.Series(False, index=points.index)
-    disturbed = points[_is(flags, True)]
+    disturbed = points[flag_is(flags, True)]
     lines = []
     if len(again):
         lines.append(

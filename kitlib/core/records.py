@@ -144,3 +144,9 @@ def to_frame(records: Iterable[Record]):
         return pd.DataFrame(columns=list(CORE_COLUMNS))
     extra = [c for c in frame.columns if c not in CORE_COLUMNS]
     return frame[list(CORE_COLUMNS) + extra]
+
+
+def flag_is(flags, value: bool):
+    """Where a flag column (`steady`, `disturbed`) holds `value`, as written or as a CSV with missing
+    values reads it back (text); a missing flag is neither."""
+    return flags.map(lambda v: v is value or str(v) == str(value))

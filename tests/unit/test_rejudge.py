@@ -72,3 +72,12 @@ def test_too_few_probes_or_none_judge_nothing():
     missing = _run([], rest=6) + [_unit("halfprobed", 40.0, None)]
     assert rejudge.to_measure_again(missing, Rule()) == ([], None)
     assert rejudge.to_measure_again(_run([(40.0, 40.0)], rest=8), Rule(min_capacity_pct=None))[0] == []
+
+
+def test_the_whole_run_s_figure_leaves_out_the_probes_of_disturbed_points():
+    """A reproduce's memory run: the guest at 100 GB/s for its last two points, each disturbed in every
+    attempt, beside ten points at about 57."""
+    units = _run([], rest=10, level=57.0)
+    units += [_unit(f"fast{i}", 100.0, 102.0, attempt=3, disturbed=["machine at 170% …"]) for i in range(2)]
+    assert rejudge.whole_run_usual(units) == {"memory": 57.0}
+    assert rejudge.to_measure_again(units, Rule()) == ([], None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from kitlib import specs
-from kitlib.analyse.claims import felter, latency, seeds, unencoded, versions
+from kitlib.analyse.claims import disturbance, felter, latency, seeds, unencoded, versions
 from kitlib.analyse.claims.core import (
     DERIVED,
     INCONCLUSIVE,
@@ -83,8 +83,9 @@ def of(experiment: str) -> list[Claim]:
 
 def evaluate_all(df: pd.DataFrame, experiment: str | None = None, allow_mixed_versions: bool = False) -> pd.DataFrame:
     """Every claim's verdict on these records (only the experiment's where one is named), one row per
-    claim and host (hosts are never pooled); a verdict resting on runs of differing tool versions is
-    left undecided unless `allow_mixed_versions` (`kitlib.analyse.claims.versions`)."""
+        claim and host (hosts are never pooled); a verdict resting on runs of differing tool versions is
+        left undecided unless `allow_mixed_versions` (`kitlib.analyse.claims.versions`); points every attempt
+    of which was disturbed are left out, said in the evidence (`kitlib.analyse.claims.disturbance`)."""
     rows = [
         {"claim": claim.name, "host": host, "source": claim.cited, "statement": claim.statement, **verdict.__dict__}
         for host, claim, verdict in verdicts(df, experiment, allow_mixed_versions)
@@ -101,8 +102,10 @@ def verdicts(
     if df.empty or "env" not in df.columns:
         return [(hostfacts.UNKNOWN_HOST, c, Verdict(NOT_TESTABLE, "no records in these records")) for c in chosen]
     df = hostfacts.with_host(df)
-    return [
-        (str(host), claim, versions.checked(claim, claim.evaluate(part), part, allow_mixed_versions))
-        for host, part in df.groupby("host", sort=True)
-        for claim in chosen
-    ]
+    found = []
+    for host, part in df.groupby("host", sort=True):
+        counted, left_out = disturbance.split(part)
+        for claim in chosen:
+            verdict = disturbance.noted(claim, claim.evaluate(counted), left_out, part)
+            found.append((str(host), claim, versions.checked(claim, verdict, counted, allow_mixed_versions)))
+    return found

@@ -49,12 +49,13 @@ def _probes(unit: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def whole_run_usual(units: list[dict[str, Any]]) -> dict[str, float]:
-    """The median of the probes around the run's counted points, by kind: a discarded attempt's probes
-    are mostly those of a disturbed point, which would pull the figure towards the disturbance."""
+    """The median of the probes around the run's counted, undisturbed points, by kind: a discarded
+    attempt's probes, or those of a point every attempt of which was disturbed, would pull the figure
+    towards the disturbance."""
     found: dict[str, list[float]] = {}
     for unit in units:
         probes = _probes(unit)
-        if probes and unit.get("status") == "ok":
+        if probes and unit.get("status") == "ok" and not (unit.get("interference") or {}).get("disturbed"):
             taken = [v for v in (probes.get("before"), probes.get("after")) if isinstance(v, int | float)]
             found.setdefault(probes["kind"], []).extend(taken)
     return {kind: statistics.median(values) for kind, values in found.items() if len(values) >= MIN_READINGS}
