@@ -132,6 +132,23 @@ def test_the_choice_repeats_what_undecided_claims_need(tmp_path):
     assert none is None and any("docker_near_native_randomaccess" in line for line in why), why
 
 
+def test_a_claim_short_of_runs_by_a_disturbed_point_gets_the_repetition_it_lacks(tmp_path):
+    """Every attempt of Docker's last run disturbed: the claim has 2 runs on that side, needs a third, and
+    the choice repeats the two environments for it."""
+    root = tmp_path / "memory" / "run"
+    plan = kitlib.plan("memory", environments=["native", "docker-host-volume"], until_decided={})
+    synthetic_run(root, cv=0.002, alpha=plan.ci_alpha)
+    records = pd.read_csv(root / "records.csv")
+    records["disturbed"] = (records["env"] == "docker-host-volume") & (records["repetition"] == 2)
+    records.to_csv(root / "records.csv", index=False)
+    verdict = adaptive.verdicts_of(plan, load_records(root)).set_index("claim").loc["docker_near_native_randomaccess"]
+    assert verdict["status"] == INCONCLUSIVE and verdict["n"] == 2 and verdict["needed"] == 3, verdict["reason"]
+    assert "1 point(s) left out, every attempt of theirs disturbed (docker-host-volume × 1" in verdict["reason"]
+    choice, _ = adaptive.choose([(plan, root)], budget_left_s=3600)
+    assert choice is not None and choice.claims == ["docker_near_native_randomaccess"]
+    assert choice.envs == ["docker-host-volume", "native"] and choice.repetition == 3
+
+
 def test_the_simulated_give_up_rule_is_the_kits_runs_needed(tmp_path):
     """`simulate(give_up_beyond=M)` leaves a claim where `repetitions_to_decide` says more than M runs:
     on the records of drawn runs, M = the runs the verdict names is within reach and one fewer is not."""

@@ -540,10 +540,11 @@ def decide(effect: Effect, band: Band, subject: str) -> Verdict:
         df=degrees_of_freedom(effect),
         band=band,
     )
-    if effect.n < MIN_RUNS:
+    if effect.n < MIN_RUNS:  # the runs it lacks (failed, or left out as disturbed) are what would decide it next
         return Verdict(
             INCONCLUSIVE,
             f"{head} from {effect.n} run(s) a side; at least {MIN_RUNS} are needed for an interval; claim: {band}",
+            needed=MIN_RUNS,
             **common,
         )
     if not (math.isfinite(effect.low) or effect.low == -math.inf) or math.isnan(effect.high):
