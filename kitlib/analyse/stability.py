@@ -18,7 +18,7 @@ import pandas as pd
 
 from kitlib.analyse.analysis import dimensions
 from kitlib.core import stats
-from kitlib.core.records import flag_is
+from kitlib.core.records import flag_is, one_per_point
 
 MAX_CV = 0.10
 FENCE = 1.5
@@ -84,7 +84,7 @@ def steadiness_lines(records: pd.DataFrame) -> list[str]:
     without the `steady` column or whose points all met the rule."""
     if "steady" not in records.columns:
         return []
-    points = _points(records)
+    points = one_per_point(records)
     judged = points[points["steady"].notna()]
     unsteady = judged[flag_is(judged["steady"], False)]
     if unsteady.empty:
@@ -102,12 +102,6 @@ def steadiness_lines(records: pd.DataFrame) -> list[str]:
         named = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
         lines.append(f"  {named}: {len(group)} of {totals[key]}{width}")
     return _capped(lines)
-
-
-def _points(records: pd.DataFrame) -> pd.DataFrame:
-    """One row per point: its records share run, workload, environment, repetition, position and start."""
-    point = [c for c in ("run_id", "workload", "env", "repetition", "position", "started") if c in records.columns]
-    return records.drop_duplicates(point)
 
 
 def _capped(lines: list[str]) -> list[str]:
@@ -132,7 +126,7 @@ def interference_lines(records: pd.DataFrame) -> list[str]:
     """What the interference rule did, counted per point (not per record); nothing for records before it."""
     if "attempt" not in records.columns:
         return []
-    points = _points(records)
+    points = one_per_point(records)
     again = points[points["discarded_attempts"].fillna(0) > 0]
     flags = points["disturbed"] if "disturbed" in points.columns else pd.Series(False, index=points.index)
     disturbed = points[flag_is(flags, True)]

@@ -150,3 +150,9 @@ def flag_is(flags, value: bool):
     """Where a flag column (`steady`, `disturbed`) holds `value`, as written or as a CSV with missing
     values reads it back (text); a missing flag is neither."""
     return flags.map(lambda v: v is value or str(v) == str(value))
+
+
+def one_per_point(records):
+    """One row per point: its records share run, workload, environment, repetition, position and start."""
+    point = [c for c in ("run_id", "workload", "env", "repetition", "position", "started") if c in records.columns]
+    return records.drop_duplicates(point)

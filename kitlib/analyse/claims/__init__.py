@@ -83,8 +83,8 @@ def of(experiment: str) -> list[Claim]:
 
 def evaluate_all(df: pd.DataFrame, experiment: str | None = None, allow_mixed_versions: bool = False) -> pd.DataFrame:
     """Every claim's verdict on these records (only the experiment's where one is named), one row per
-        claim and host (hosts are never pooled); a verdict resting on runs of differing tool versions is
-        left undecided unless `allow_mixed_versions` (`kitlib.analyse.claims.versions`); points every attempt
+    claim and host (hosts are never pooled); a verdict resting on runs of differing tool versions is
+    left undecided unless `allow_mixed_versions` (`kitlib.analyse.claims.versions`); points every attempt
     of which was disturbed are left out, said in the evidence (`kitlib.analyse.claims.disturbance`)."""
     rows = [
         {"claim": claim.name, "host": host, "source": claim.cited, "statement": claim.statement, **verdict.__dict__}

@@ -18,11 +18,9 @@ import pandas as pd
 
 from kitlib.analyse.claims.core import NOT_TESTABLE, Claim, Verdict
 from kitlib.analyse.claims.versions import rows_under
-from kitlib.core.records import flag_is
+from kitlib.core.records import flag_is, one_per_point
 
 COLUMN = "disturbed"
-#: what names one point among records (a point has one record per metric)
-POINT_COLUMNS = ("run_id", "env", "workload", "repetition", "position")
 
 
 def split(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -48,7 +46,7 @@ def noted(claim: Claim, verdict: Verdict, left_out: pd.DataFrame, every: pd.Data
     rows = rows_under(claim, resting, left_out)
     if rows.empty:
         return verdict
-    points = rows.drop_duplicates([c for c in POINT_COLUMNS if c in rows.columns])
+    points = one_per_point(rows)
     where = ", ".join(
         f"{env} × {count}" for env, count in points["env"].astype(str).value_counts().sort_index().items()
     )
