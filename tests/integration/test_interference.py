@@ -264,7 +264,10 @@ def test_points_measured_before_the_machine_changed_are_measured_again_at_the_ru
     records = final.records
     again = records[records["repetition"] == 0]
     assert set(again["attempt"]) == {2} and set(again["discarded_attempts"]) == {1}
-    assert set(records.loc[records["repetition"] > 0, "attempt"]) == {1}
+    # the whole machine's points are not the run's end's to measure again (the rule of the moment may
+    # still measure one again for a dip of its own, as on any run)
+    later = [json.loads(p.read_text()) for p in (final.root / "units").glob("*__r[123].attempt*.json")]
+    assert not [a["reason"] for a in later if a["reason"].startswith("judged at the run's end")]
     kept = json.loads((final.root / "units" / f"{small['key']}.json").read_text())
     assert kept["interference"]["discarded_attempts"][0]["file"] == f"units/{small['key']}.attempt1.json"
     attempt = json.loads((final.root / "units" / f"{small['key']}.attempt1.json").read_text())
