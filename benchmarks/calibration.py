@@ -9,8 +9,9 @@ drifting +18% to +33% over a run, blocked (a blocked comparison is decided only 
 test clears its run: no trend found and none over 5% within its interval; at these sizes it never
 can) and interleaved (the repetition as a block: A/A "different" in about 5%, and at least the power
 of Welch's test where the drift test finds a trend). Last, repetitions added until decided
-(`kitlib.core.sequential`): an A/A "higher" claim looked at after every run from 3 to 8, each look at 95%
-(the naive rule) against each at the looks' level α/K, and an "about equal" claim at CV 2%. Run:
+(`kitlib.core.sequential`): an A/A "higher" claim grown from 3 runs to 21 and looked at 3, 5, 8, 13 and 21,
+each look at 95% (the naive rule) against each at the looks' level α/K, and an "about equal" claim at CV
+2%. Run:
     PYTHONPATH=$PWD python benchmarks/calibration.py
 """
 
@@ -229,18 +230,19 @@ def block_power(
 
 
 def adaptive_stopping(count: int = DRAWS, cv: float = 0.05, stopping: sequential.Stopping | None = None) -> dict:
-    """Runs added one at a time from 3 to `max_repetitions`, a verdict read after each, the run stopped at
-    the first decision. A/A against a one-sided claim ("higher": band [1, ∞)), so every "reproduced" is a
-    false decision: looked at with 95% every time (naive) and with the looks' level; then an A/A "about
-    equal (±5%)" claim at CV 2%: how often it is decided each way, and the runs it took."""
+    """Runs grown from 3 to `max_repetitions`, a verdict read at each look of the plan's schedule
+    (`Stopping.look_points`), the run stopped at the first decision. A/A against a one-sided claim
+    ("higher": band [1, ∞)), so every "reproduced" is a false decision: looked at with 95% every time
+    (naive) and with the looks' level; then an A/A "about equal (±5%)" claim at CV 2%: how often it is
+    decided each way, and the runs it took."""
     stopping = stopping or sequential.Stopping()
-    looks = stopping.looks(3)
+    looks, at = stopping.looks(3), stopping.look_points(3)
     other, base = draws(0.0, stopping.max_repetitions, cv, count, SEED + 50)
-    naive, _ = sequential.simulate(other, base, (1.0, math.inf), [core.ALPHA] * looks)
-    spent, _ = sequential.simulate(other, base, (1.0, math.inf), [stopping.look_alpha(3)] * looks)
+    naive, _ = sequential.simulate(other, base, (1.0, math.inf), [core.ALPHA] * looks, looks=at)
+    spent, _ = sequential.simulate(other, base, (1.0, math.inf), [stopping.look_alpha(3)] * looks, looks=at)
     fixed, _ = sequential.simulate(other, base, (1.0, math.inf), [core.ALPHA])
     other, base = draws(0.0, stopping.max_repetitions, 0.02, count, SEED + 51)
-    equal, used = sequential.simulate(other, base, (0.95, 1.05), [stopping.look_alpha(3)] * looks)
+    equal, used = sequential.simulate(other, base, (0.95, 1.05), [stopping.look_alpha(3)] * looks, looks=at)
     return {
         "fixed_n3_false": float(np.mean(fixed == REPRODUCED)),
         "naive_false": float(np.mean(naive == REPRODUCED)),
@@ -289,11 +291,13 @@ def table(count: int = 2000, slow_count: int = 400) -> pd.DataFrame:
         add(f"interleaved 10% effect n={n}, no drift: paired finds it", count, steady["paired"], "< Welch: Welch kept")
     adaptive = adaptive_stopping(count)
     add("A/A 'higher', fixed n=3 at 95%: reproduced (false)", count, adaptive["fixed_n3_false"], "≤ 2.5%")
-    add("A/A 'higher', runs 3→8, every look at 95%: reproduced (false)", count, adaptive["naive_false"], "2.5% (fails)")
-    add("A/A 'higher', runs 3→8, looks at α/6: reproduced (false)", count, adaptive["spent_false"], "≤ 2.5%")
-    add("A/A 'about equal ±5%' CV 2%, runs 3→8 at α/6: reproduced", count, adaptive["equal_reproduced"], "power")
-    add("A/A 'about equal ±5%' CV 2%, runs 3→8 at α/6: refuted", count, adaptive["equal_refuted"], "≤ 5%")
-    add("A/A 'about equal ±5%' CV 2%, runs 3→8: mean runs a side", count, adaptive["equal_mean_runs"], "—")
+    grown = f"runs {'/'.join(map(str, sequential.Stopping().look_points(3)))}"
+    looks = f"α/{sequential.Stopping().looks(3)}"
+    add(f"A/A 'higher', {grown}, every look at 95%: reproduced (false)", count, adaptive["naive_false"], "2.5% (fails)")
+    add(f"A/A 'higher', {grown}, looks at {looks}: reproduced (false)", count, adaptive["spent_false"], "≤ 2.5%")
+    add(f"A/A 'about equal ±5%' CV 2%, {grown} at {looks}: reproduced", count, adaptive["equal_reproduced"], "power")
+    add(f"A/A 'about equal ±5%' CV 2%, {grown} at {looks}: refuted", count, adaptive["equal_refuted"], "≤ 5%")
+    add(f"A/A 'about equal ±5%' CV 2%, {grown}: mean runs a side", count, adaptive["equal_mean_runs"], "—")
     return pd.DataFrame(rows)
 
 

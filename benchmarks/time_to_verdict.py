@@ -154,10 +154,15 @@ def decided_per_hour(decided: float, runs_a_side: float, minutes_per_repetition:
 PAPER = f"fixed {PAPER_RUNS} (paper)"
 
 
-def designs(limits: tuple[int, ...] = (8, 10)) -> dict[str, dict]:
+#: the runs a side a run may grow to: 8, and the kit's default (looks at 3, 5, 8, 13, 21)
+LIMITS = (8, sequential.Stopping().max_repetitions)
+
+
+def designs(limits: tuple[int, ...] = LIMITS) -> dict[str, dict]:
     """The designs compared: name → arguments of `sequential.simulate` beyond the draws. Grown from 3
-    runs to each limit as the kit grows them (a claim left where 80% power would need more runs than the
-    limit), and grown to the limit without leaving any, to show what that rule costs."""
+    runs to each limit as the kit grows them, looked at on its schedule (`Stopping.look_points`; a claim
+    left where 80% power would need more runs than the limit), and grown to the limit without leaving
+    any, to show what that rule costs."""
     found = {PAPER: {"runs": PAPER_RUNS, "alphas": [core.ALPHA], "start": PAPER_RUNS}}
     for limit in limits:
         stopping = sequential.Stopping(max_repetitions=limit)
@@ -168,6 +173,7 @@ def designs(limits: tuple[int, ...] = (8, 10)) -> dict[str, dict]:
                 "alphas": [stopping.look_alpha(core.MIN_RUNS)] * looks,
                 "start": core.MIN_RUNS,
                 "give_up_beyond": give_up,
+                "looks": stopping.look_points(core.MIN_RUNS),
             }
     return found
 
@@ -179,7 +185,7 @@ def time_to_verdict(count: int, cv_levels: dict[str, float], minutes: float) -> 
     for s, shape in enumerate(SHAPES):
         wrong = core.NOT_REPRODUCED  # every shape's truth lies inside its band
         for c, (level, cv) in enumerate(cv_levels.items()):
-            other, base = draws(shape.truth - 1, PAPER_RUNS, cv, count, SEED + 100 + 10 * s + c)
+            other, base = draws(shape.truth - 1, max(PAPER_RUNS, *LIMITS), cv, count, SEED + 100 + 10 * s + c)
             for name, design in designs().items():
                 runs = design["runs"]
                 status, used = sequential.simulate(
@@ -189,6 +195,7 @@ def time_to_verdict(count: int, cv_levels: dict[str, float], minutes: float) -> 
                     design["alphas"],
                     design["start"],
                     design.get("give_up_beyond"),
+                    design.get("looks"),
                 )
                 decided = float(np.mean(status != core.INCONCLUSIVE))
                 rows.append(
@@ -228,7 +235,7 @@ AA_CASES = (
 )
 
 
-def aa_false_decisions(count: int, cv_levels: dict[str, float], limits: tuple[int, ...] = (8, 10)) -> pd.DataFrame:
+def aa_false_decisions(count: int, cv_levels: dict[str, float], limits: tuple[int, ...] = LIMITS) -> pd.DataFrame:
     """True ratio 1: the share of runs decided the wrong way, per case and CV level, under the paper's
     fixed 10, and grown from 3 runs to each limit with every look at 95% (naive) or at α/K (the kit).
     'higher' and 'different' rest on the t statistic alone, so they are shown at one CV."""
@@ -247,7 +254,9 @@ def aa_false_decisions(count: int, cv_levels: dict[str, float], limits: tuple[in
                 stopping = sequential.Stopping(max_repetitions=limit)
                 looks = stopping.looks(core.MIN_RUNS)
                 for name, alpha in (("95%", core.ALPHA), (f"α/{looks}", stopping.look_alpha(core.MIN_RUNS))):
-                    status, _ = sequential.simulate(other[:, :limit], base[:, :limit], band, [alpha] * looks)
+                    status, _ = sequential.simulate(
+                        other[:, :limit], base[:, :limit], band, [alpha] * looks, looks=stopping.look_points(3)
+                    )
                     row[f"3→{limit} {name}"] = float(np.mean(status == false))
             row["target (α/K)"] = target
             rows.append(row)

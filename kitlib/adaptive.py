@@ -1,15 +1,20 @@
-"""`--until-decided`: after a run's first repetitions, one more repetition at a time of what undecided
-claims need, the most promising first, until every claim that can be decided is, or the budget is spent.
+"""`--until-decided`: after a run's first repetitions, the repetitions up to its next look of what
+undecided claims need, the most promising first, until every claim that can be decided is, or the budget
+is spent.
 
-After each repetition the run's claims are looked at (`kitlib.core.sequential` keeps their intervals valid
-over these looks). An inconclusive claim is a candidate when its evidence names the runs a side that
-would likely decide it (80% power at the looks' level) and that number, at the hopeful end of the
-spread its runs allow (`sequential.out_of_reach`), is within the run's `max_repetitions`; a claim
-needing more is left undecided, said so. Each candidate names the
-environments and workloads its verdict rests on, so a repetition adds exactly those. Candidates are
+The run's claims are looked at only at the counts of repetitions its plan's schedule names (3, 5, 8, 13,
+21 from 3), and a run grows from one look to the next in one step, so no verdict is read between two
+looks (`kitlib.core.sequential` keeps their intervals valid over these looks).
+
+An inconclusive claim is a candidate when its evidence names the runs a side that would likely decide it
+(80% power at the looks' level) and that number, at the hopeful end of the spread its runs allow
+(`sequential.out_of_reach`), is within the run's `max_repetitions`; a claim needing more is left
+undecided, said so. Each candidate names the environments and workloads its verdict rests on, so a
+repetition adds exactly those. Candidates are
 grouped by run; the run chosen next is the one with the most expected progress per minute: the sum
-over its candidates of 1 / (runs still needed), divided by the minutes one repetition of their
-environments and workloads took in this run so far.
+over its candidates of 1 / (runs still needed), divided by the minutes its step to the next look takes
+(the repetitions of that step × the minutes one repetition of their environments and workloads took in
+this run so far). A step that does not fit the budget left is not begun.
 """
 
 from __future__ import annotations
@@ -49,11 +54,13 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Choice:
-    """The next repetition: which run, which environments and workloads, why, and its expected cost."""
+    """The next step: which run, from which repetition and how many (to its next look), which
+    environments and workloads, why, and its expected cost."""
 
     plan: Plan
     root: Path
     repetition: int
+    count: int
     envs: list[str]
     workloads: list[str]
     claims: list[str]
@@ -129,22 +136,27 @@ def choose(runs: list[tuple[Plan, Path]], budget_left_s: float) -> tuple[Choice 
         names = [w.name for w in workload_objects]
         found, beyond = candidates(plan, verdicts_of(plan, load_records(root)), names)  # run_plan consolidated them
         notes += [f"{plan.experiment}: {line}" for line in beyond]
-        if found and have >= plan.until_decided.max_repetitions:
+        step_to = plan.until_decided.next_look(plan.repetitions, have)
+        if found and step_to is None:
             names_left = ", ".join(c.claim for c in found)
             notes.append(f"{plan.experiment}: {names_left} undecided at the run's limit of {have} repetitions")
-        if not found or have >= plan.until_decided.max_repetitions:
+        if not found or step_to is None:
             continue
         envs = sorted({e for c in found for e in c.envs})
         workloads = sorted({w for c in found for w in c.workloads})
         points = {w.name: len(w.points()) for w in workload_objects}
-        seconds = repetition_seconds(plan, envs, workloads, points, unit_seconds(store))
+        count = step_to - have
+        seconds = count * repetition_seconds(plan, envs, workloads, points, unit_seconds(store))
         if seconds > budget_left_s:
-            notes.append(f"{plan.experiment}: a repetition ({seconds:.0f} s) does not fit the budget left")
+            notes.append(
+                f"{plan.experiment}: its step to the look at {step_to} repetitions ({count} × "
+                f"{seconds / count:.0f} s) does not fit the budget left"
+            )
             continue
         score = sum(1.0 / max(1, c.needed - c.n) for c in found) / max(seconds / 60.0, 1e-3)
         if best is None or score > best.score:
             why = [c.claim for c in found]
-            best = Choice(plan, root, have, envs, workloads, why, seconds, score)
+            best = Choice(plan, root, have, count, envs, workloads, why, seconds, score)
     return best, notes
 
 
@@ -163,8 +175,9 @@ def extend_until_decided(
     run: Callable[[Plan], Any],
     say: Callable[[str], None] = print,
 ) -> Report:
-    """Add repetitions to these runs (each a plan made `--until-decided` and its results folder) until
-    no candidate is left or the budget is spent; `run(plan)` measures what the plan's folder lacks."""
+    """Add repetitions to these runs (each a plan made `--until-decided` and its results folder), a step
+    to a run's next look at a time, until no candidate is left or the budget is spent; `run(plan)`
+    measures what the plan's folder lacks. `added` holds one entry per repetition."""
     started = time.monotonic()
     added: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -173,24 +186,31 @@ def extend_until_decided(
         choice, notes = choose(runs, left)
         if choice is None:
             break
-        RunStore(choice.root).add_extension(choice.repetition, choice.envs, choice.workloads, choice.claims)
+        store = RunStore(choice.root)
+        step = list(range(choice.repetition, choice.repetition + choice.count))
+        for repetition in step:  # written before they run, so an interrupted step resumes whole
+            store.add_extension(repetition, choice.envs, choice.workloads, choice.claims)
+        numbers = f"{step[0] + 1}" if len(step) == 1 else f"{step[0] + 1}–{step[-1] + 1}"
         say(
-            f"{choice.plan.experiment}: repetition {choice.repetition + 1} of {', '.join(choice.envs)} "
-            f"({', '.join(choice.workloads)}), about {choice.seconds:.0f} s, for {', '.join(choice.claims)}"
+            f"{choice.plan.experiment}: repetition{'s' if len(step) > 1 else ''} {numbers} (to the look at "
+            f"{step[-1] + 1}) of {', '.join(choice.envs)} ({', '.join(choice.workloads)}), about "
+            f"{choice.seconds:.0f} s, for {', '.join(choice.claims)}"
         )
         begun = time.monotonic()
         run(choice.plan)
-        added.append(
+        seconds = time.monotonic() - begun
+        added += [
             {
                 "experiment": choice.plan.experiment,
-                "repetition": choice.repetition,
+                "repetition": repetition,
                 "environments": choice.envs,
                 "workloads": choice.workloads,
                 "claims": choice.claims,
-                "estimated_s": round(choice.seconds, 1),
-                "seconds": round(time.monotonic() - begun, 1),
+                "estimated_s": round(choice.seconds / choice.count, 1),
+                "seconds": round(seconds / choice.count, 1),
             }
-        )
+            for repetition in step
+        ]
     return Report(added, notes, time.monotonic() - started)
 
 
@@ -220,7 +240,7 @@ def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
         envs = [e for e in (row["envs"] or ()) if e in plan.environments] or list(plan.environments)
         chosen = [w for w in (row["workloads"] or ()) if w in points] or list(points)
         per_repetition = repetition_seconds(plan, envs, chosen, points, timing)
-        extra = max(0, int(needed) - plan.repetitions) if needed is not None else 0
+        extra = max(0, looked_at(plan, int(needed)) - plan.repetitions) if needed is not None else 0
         rows.append(
             {
                 "claim": row["claim"],
@@ -235,6 +255,15 @@ def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
             }
         )
     return pd.DataFrame(rows), ", ".join(sorted(set(records["source"])))
+
+
+def looked_at(plan: Plan, needed: int) -> int:
+    """The repetitions a run grows to before a claim needing `needed` runs a side is looked at: the first
+    look of the plan's schedule at or past it (or `needed` itself, past the schedule's end or for a
+    plan that does not grow)."""
+    if plan.until_decided is None:
+        return needed
+    return next((n for n in plan.until_decided.look_points(plan.repetitions) if n >= needed), needed)
 
 
 def run_within_budget(plan: Plan, budget: float | str | None, **kwargs: Any) -> RunResult:

@@ -139,7 +139,8 @@ def _parser() -> argparse.ArgumentParser:
         "--max-repetitions",
         type=int,
         default=None,
-        help="repetitions a run may grow to with --until-decided (default 8; each one past the first is a look)",
+        help="repetitions a run may grow to with --until-decided (default 21; looks at 3, 5, 8, 13, 21 from 3 "
+        "repetitions, the last at this limit)",
     )
     run.add_argument(
         "--dry-run",

@@ -23,9 +23,9 @@ from ..support import sample
 def test_the_looks_split_alpha_and_enter_the_run_id():
     fixed = kitlib.plan("memory", environments=["native", "docker-host-volume"])
     grown = kitlib.plan("memory", environments=["native", "docker-host-volume"], until_decided={})
-    assert fixed.ci_alpha is None and grown.until_decided.max_repetitions == 8
-    assert grown.until_decided.looks(grown.repetitions) == 6
-    assert grown.ci_alpha == pytest.approx(0.05 / 6)
+    assert fixed.ci_alpha is None and grown.until_decided.max_repetitions == 21
+    assert grown.until_decided.look_points(grown.repetitions) == [3, 5, 8, 13, 21]
+    assert grown.ci_alpha == pytest.approx(0.05 / 5)
     assert fixed.run_id != grown.run_id, "a sequential run's intervals are wider: never the same folder"
     with pytest.raises(PlanError, match="max_repetitions"):
         kitlib.plan("memory", environments=["native"], until_decided={"max_repetitions": 2})
@@ -124,7 +124,7 @@ def test_the_choice_repeats_what_undecided_claims_need(tmp_path):
     choice, _ = adaptive.choose([(plan, root)], budget_left_s=3600)
     assert choice is not None and choice.claims == ["docker_near_native_randomaccess"]
     assert choice.envs == ["docker-host-volume", "native"] and choice.workloads == ["randomaccess"]
-    assert choice.repetition == plan.repetitions == 3
+    assert choice.repetition == plan.repetitions == 3 and choice.count == 2, "one step, to the look at 5"
     nothing, _ = adaptive.choose([(plan, root)], budget_left_s=1)
     assert nothing is None, "no repetition beyond the budget"
     capped = plan.model_copy(update={"until_decided": sequential.Stopping(max_repetitions=3)})
@@ -147,6 +147,47 @@ def test_a_claim_short_of_runs_by_a_disturbed_point_gets_the_repetition_it_lacks
     choice, _ = adaptive.choose([(plan, root)], budget_left_s=3600)
     assert choice is not None and choice.claims == ["docker_near_native_randomaccess"]
     assert choice.envs == ["docker-host-volume", "native"] and choice.repetition == 3
+
+
+@pytest.mark.parametrize(
+    ("start", "limit", "looks"),
+    [
+        (3, 21, [3, 5, 8, 13, 21]),
+        (3, 8, [3, 5, 8]),
+        (3, 10, [3, 5, 8, 10]),
+        (3, 4, [3, 4]),
+        (3, 3, [3]),
+        (5, 21, [5, 8, 13, 21]),
+    ],
+)
+def test_the_looks_grow_geometrically_and_end_at_the_limit(start, limit, looks):
+    stopping = sequential.Stopping(max_repetitions=limit)
+    assert stopping.look_points(start) == looks and stopping.looks(start) == len(looks)
+    assert stopping.look_alpha(start) == pytest.approx(0.05 / len(looks))
+    assert [stopping.next_look(start, have) for have in looks] == [*looks[1:], None]
+    assert stopping.next_look(3, 6) == (8 if limit >= 8 else None), "a run between two looks goes on to the next"
+
+
+def test_a_run_grows_a_whole_step_to_its_next_look_and_is_read_only_there(tmp_path):
+    """From 3 runs the run grows to 5, then to 8, each step written before it runs; every verdict the
+    choice reads is at a look. The runs of each step are drawn here (the integration test measures them)."""
+    root = tmp_path / "memory" / "run"
+    plan = kitlib.plan("memory", environments=["native", "docker-host-volume"], until_decided={"max_repetitions": 8})
+    synthetic_run(root, cv=0.03, alpha=plan.ci_alpha, reps=8, seed=11)
+    drawn = pd.read_csv(root / "records.csv")
+    pd.DataFrame(drawn[drawn["repetition"] < 3]).to_csv(root / "records.csv", index=False)
+    read_at: list[int] = []
+
+    def measure(grown) -> None:  # what run_plan would add: the extensions' repetitions
+        wanted = {e["repetition"] for e in RunStore(root).added_repetitions()}
+        drawn[drawn["repetition"].isin(wanted | {0, 1, 2})].to_csv(root / "records.csv", index=False)
+        read_at.append(int(pd.read_csv(root / "records.csv")["repetition"].max()) + 1)
+
+    report = adaptive.extend_until_decided([(plan, root)], 3600, measure, say=lambda line: None)
+    assert [a["repetition"] for a in report.added] == list(range(3, read_at[-1]))
+    assert set(read_at) <= {5, 8} and read_at, read_at
+    steps = [e["repetition"] for e in RunStore(root).added_repetitions()]
+    assert steps == list(range(3, read_at[-1])), "whole steps, none begun past the last look"
 
 
 def test_the_simulated_give_up_rule_is_the_kits_runs_needed(tmp_path):
