@@ -165,8 +165,9 @@ def write_summary(
     lines += [
         ", ".join(f"**{counts.get(s, 0)}** {s}" for s in claims.STATUSES),
         "",
-        "A verdict is decided on the 95% interval of the effect against the band the paper states; the "
-        "evidence gives both. Fewer than 3 runs a side is never decided.",
+        "A verdict is decided on the interval of the effect against the band the paper states: at 95%, or "
+        "wider on a run grown until decided, which keeps 95% over all its looks; the evidence gives both "
+        "and the level. Fewer than 3 runs a side is never decided.",
         "",
         "| claim | host | verdict | evidence | source |",
         "|---|---|---|---|---|",
