@@ -235,19 +235,20 @@ def test_a_quiet_ping_pong_of_the_run_s_own_reads_no_other_process():
     assert 0 <= fig.foreign_cpu_pct < interference.DEFAULT_RULE.max_foreign_cpu_pct
 
 
-def test_points_measured_before_the_machine_changed_are_measured_again_at_the_run_s_end(isolated_dirs):
-    """A run whose first repetition had half the machine (one of its CPUs, as a cgroup's cpuset or a
-    resized guest gives) keeps that repetition's point while it runs: the point's probes meet the usual
-    figure of their time. At the run's end, held against the probes of the whole run, the point is found
-    and measured again; its first attempt is kept with the reason, its records and its raw output."""
+#: tries of the run's-end scenario: on a shared host the whole machine's own probes may spread so widely
+#: that the run's end rightly finds two regimes and judges nothing; each try takes about 20 s
+RUN_END_TRIES = 3
+
+
+def _small_start_then_whole_machine(results):
+    """A Linpack run's first repetition on one of the CPUs, then five on all: the first run's point, the
+    grown run's result, and the notices the grown run gave."""
+    import warnings
+
     import kitlib
-    from kitlib.measure import capacity
     from kitlib.measure.store import RunStore
 
     everything = cpus.available_cpus()
-    if len(everything) < 2:
-        pytest.skip("one CPU: no smaller machine to start the run on")
-    results, _ = isolated_dirs
     plan = kitlib.plan("cpu", environments=["native"], repetitions=1, workloads=["linpack"], linpack_n=1500)
     os.sched_setaffinity(0, everything[:1])
     try:
@@ -256,25 +257,53 @@ def test_points_measured_before_the_machine_changed_are_measured_again_at_the_ru
         os.sched_setaffinity(0, everything)
     store = RunStore(first.root)
     (small,) = [u for u in store.units() if u["status"] == "ok"]
-    assert small["interference"]["capacity_probes"]["kind"] == capacity.CPU
-    assert small["interference"]["attempt"] == 1  # normal against the usual figure of its time
-    for repetition in (1, 2, 3):  # the whole machine from here on
+    # five points on the whole machine, so that the whole run's figure is theirs even where a shared
+    # host's dip takes one of them out
+    for repetition in range(1, 6):
         store.add_extension(repetition, ["native"], ["linpack"], ["test: the machine after the change"])
-    final = kitlib.run(plan, results_root=results, progress=False)
-    records = final.records
-    again = records[records["repetition"] == 0]
-    assert set(again["attempt"]) == {2} and set(again["discarded_attempts"]) == {1}
-    # the whole machine's points are not the run's end's to measure again (the rule of the moment may
-    # still measure one again for a dip of its own, as on any run)
-    later = [json.loads(p.read_text()) for p in (final.root / "units").glob("*__r[123].attempt*.json")]
-    assert not [a["reason"] for a in later if a["reason"].startswith("judged at the run's end")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        final = kitlib.run(plan, results_root=results, progress=False)
+    return small, final, [str(w.message) for w in caught]
+
+
+def test_points_measured_before_the_machine_changed_are_measured_again_at_the_run_s_end(isolated_dirs):
+    """A run whose first repetition had half the machine (one of its CPUs, as a cgroup's cpuset or a
+    resized guest gives) keeps that repetition's point while it runs: the point's probes meet the usual
+    figure of their time. At the run's end, held against the probes of the whole run, the point is found
+    and measured again; the attempt it had is kept with the reason, its records and its raw output. The
+    later points are the rule of the moment's and the run's end's as on any run: a shared host's dip may
+    measure one of them again, which is not what this test is about. Where the whole machine's probes
+    spread so widely that the run's end finds two regimes, it judges nothing, says so, and the scenario
+    is tried again (a bounded number of times)."""
+    from kitlib.measure import capacity
+
+    if len(cpus.available_cpus()) < 2:
+        pytest.skip("one CPU: no smaller machine to start the run on")
+    for attempt_number in range(RUN_END_TRIES):
+        small, final, notices = _small_start_then_whole_machine(isolated_dirs[0] / f"try{attempt_number}")
+        assert small["interference"]["capacity_probes"]["kind"] == capacity.CPU
+        # normal against the usual figure of its time (a shared host's steal may have taken an attempt)
+        assert not small["interference"]["disturbed"], small["interference"]
+        kept_as = int(small["interference"]["attempt"])
+        again = final.records[final.records["repetition"] == 0]
+        if int(again["attempt"].max()) > kept_as:
+            break
+        two_regimes = [n for n in notices if "two regimes" in n]
+        assert two_regimes, f"the point was not measured again and the run's end said nothing: {notices}"
+    else:
+        pytest.skip(f"the whole machine's probes spread into two regimes in {RUN_END_TRIES} tries: {two_regimes[0]}")
+    assert len(set(again["attempt"])) == 1
     kept = json.loads((final.root / "units" / f"{small['key']}.json").read_text())
-    assert kept["interference"]["discarded_attempts"][0]["file"] == f"units/{small['key']}.attempt1.json"
-    attempt = json.loads((final.root / "units" / f"{small['key']}.attempt1.json").read_text())
+    reopened = [
+        d for d in kept["interference"]["discarded_attempts"] if d["reason"].startswith("judged at the run's end")
+    ]
+    assert [d["file"] for d in reopened] == [f"units/{small['key']}.attempt{kept_as}.json"], kept["interference"]
+    attempt = json.loads((final.root / "units" / f"{small['key']}.attempt{kept_as}.json").read_text())
     print(attempt["reason"])
     assert attempt["status"] == "discarded"
     assert attempt["reason"].startswith("judged at the run's end against the whole run's usual cpu probe figure")
     assert "of its usual capacity < 90%" in attempt["reason"]
     assert attempt["records"] == small["records"]  # what it measured is kept, never mixed into records.csv
     assert attempt["raw_files"] and all((final.root / raw).exists() for raw in attempt["raw_files"])
-    assert all(".attempt1." in raw for raw in attempt["raw_files"])
+    assert all(f".attempt{kept_as}." in raw for raw in attempt["raw_files"])
