@@ -291,8 +291,8 @@ def table(count: int = 2000, slow_count: int = 400) -> pd.DataFrame:
         add(f"interleaved 10% effect n={n}, no drift: paired finds it", count, steady["paired"], "< Welch: Welch kept")
     adaptive = adaptive_stopping(count)
     add("A/A 'higher', fixed n=3 at 95%: reproduced (false)", count, adaptive["fixed_n3_false"], "≤ 2.5%")
-    grown = f"runs {'/'.join(map(str, sequential.Stopping().look_points(3)))}"
-    looks = f"α/{sequential.Stopping().looks(3)}"
+    schedule = sequential.Stopping().look_points(3)
+    grown, looks = f"runs {'/'.join(map(str, schedule))}", f"α/{len(schedule)}"
     add(f"A/A 'higher', {grown}, every look at 95%: reproduced (false)", count, adaptive["naive_false"], "2.5% (fails)")
     add(f"A/A 'higher', {grown}, looks at {looks}: reproduced (false)", count, adaptive["spent_false"], "≤ 2.5%")
     add(f"A/A 'about equal ±5%' CV 2%, {grown} at {looks}: reproduced", count, adaptive["equal_reproduced"], "power")

@@ -255,7 +255,11 @@ def aa_false_decisions(count: int, cv_levels: dict[str, float], limits: tuple[in
                 looks = stopping.looks(core.MIN_RUNS)
                 for name, alpha in (("95%", core.ALPHA), (f"α/{looks}", stopping.look_alpha(core.MIN_RUNS))):
                     status, _ = sequential.simulate(
-                        other[:, :limit], base[:, :limit], band, [alpha] * looks, looks=stopping.look_points(3)
+                        other[:, :limit],
+                        base[:, :limit],
+                        band,
+                        [alpha] * looks,
+                        looks=stopping.look_points(core.MIN_RUNS),
                     )
                     row[f"3→{limit} {name}"] = float(np.mean(status == false))
             row["target (α/K)"] = target

@@ -263,7 +263,7 @@ def looked_at(plan: Plan, needed: int) -> int:
     plan that does not grow)."""
     if plan.until_decided is None:
         return needed
-    return next((n for n in plan.until_decided.look_points(plan.repetitions) if n >= needed), needed)
+    return plan.until_decided.look_from(plan.repetitions, needed) or needed
 
 
 def run_within_budget(plan: Plan, budget: float | str | None, **kwargs: Any) -> RunResult:

@@ -71,9 +71,13 @@ class Stopping(BaseModel):
     def looks(self, repetitions: int) -> int:
         return len(self.look_points(repetitions))
 
+    def look_from(self, repetitions: int, count: int) -> int | None:
+        """The first look at `count` repetitions or past it (None: past the schedule's last look)."""
+        return next((point for point in self.look_points(repetitions) if point >= count), None)
+
     def next_look(self, repetitions: int, have: int) -> int | None:
         """The repetitions of the next look of a run now at `have` (None: it reached its last)."""
-        return next((point for point in self.look_points(repetitions) if point > have), None)
+        return self.look_from(repetitions, have + 1)
 
     def look_alpha(self, repetitions: int) -> float:
         return self.alpha / self.looks(repetitions)
