@@ -7,6 +7,7 @@ requirement is a failure.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -259,3 +260,10 @@ def write_inventory(host, folder: Path, known_hosts: str | None = None, client=N
         text += f'\n[client]\nhost = "{client.address}"\nuser = "root"\n'
     path.write_text(text)
     return path
+
+
+def plan_session(run_root: Path) -> dict:
+    """The provenance of the session that measured the plan's own points: the run's end may add one that
+    measured points again (a session with a `purpose`), which starts only the environments it needs."""
+    sessions = json.loads((run_root / "provenance.json").read_text())["sessions"]
+    return [s for s in sessions if "purpose" not in s][-1]

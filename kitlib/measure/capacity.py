@@ -1,6 +1,7 @@
 """The machine's capacity around a point: a short run of the kit's own STREAM (memory-bound points) or
-LINPACK (CPU-bound points) on the point's CPUs just before and just after it, against the usual figure
-of the same probe in the same run.
+LINPACK (CPU-bound points, and client-server points whose figure is CPU time: Redis, sysbench's OLTP,
+nuttcp, sockperf) on the point's CPUs, server's and client's, just before and just after it, against the
+usual figure of the same probe in the same run.
 
 Why: on a cloud guest another tenant's memory traffic, or the host lowering the clock, slows a point
 while leaving no trace in anything the guest can count: no steal, no process of its own. In the
@@ -11,7 +12,8 @@ guest shares the host's memory and CPUs).
 
 `capacity_pct` is the lower of the two probes in % of the run's usual figure: the median of every
 probe of that kind the run made so far, seeded by `SEED_READINGS` probes before its first point. The
-interference rule (`Rule.min_capacity_pct`) calls a point below it disturbed, and one whose probes are
+interference rule (`Rule.min_capacity_pct`, lowered where the probes' own spread is wide:
+`Rule.capacity_floor`) calls a point below it disturbed, and one whose probes are
 both above `Rule.max_capacity_pct` (the usual figure changed under the run) too; at the run's end every
 point is judged again against the median of the whole run's probes (`kitlib.measure.run.rejudge`), which
 finds the points measured before such a change. A host without a C
@@ -32,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import scipy.stats
+
 from kitlib.core import caches, paths
 from kitlib.core.errors import ParseError
 from kitlib.core.procs import child_env
@@ -40,8 +44,9 @@ from kitlib.measure.parsers import kit_linpack, kit_stream
 
 #: probe kinds: the program, its arguments and the figure read from it
 MEMORY, CPU = "memory", "cpu"
-#: probes taken before a run's first point of a kind, so its first point has a usual figure to meet
-SEED_READINGS = 3
+#: probes taken before a run's first point of a kind, so its first point has a usual figure to meet, and
+#: a spread (`spread_pct`) from its seeds and its own two probes
+SEED_READINGS = 5
 #: a probe's time bound (it takes about 0.2 s on a 2-core guest)
 PROBE_TIMEOUT_S = 60.0
 #: Linpack's order in the CPU probe (about 2 GFLOP a trial: tens of ms on a 2-core guest)
@@ -130,6 +135,17 @@ def run_probe(kind: str, cpus: list[int]) -> float | None:
         return None
 
 
+def spread_pct(values: list[float]) -> float | None:
+    """How widely probes spread, in % of their median: the median absolute deviation scaled to a normal
+    distribution's standard deviation, which a few probes of a dip or of another regime barely move
+    (`interference.Rule.capacity_floor`); None with fewer than SEED_READINGS probes."""
+    if len(values) < SEED_READINGS:
+        return None
+    middle = statistics.median(values)
+    deviation = scipy.stats.median_abs_deviation(values, scale="normal")
+    return round(100.0 * float(deviation) / middle, 1) if middle > 0 else None
+
+
 @dataclass
 class RunCapacity:
     """The probes of one run, per kind: the usual figure and each point's share of it."""
@@ -180,6 +196,10 @@ class RunCapacity:
             if waited + RECOVERY_POLL_S > timeout:
                 return waited, False
             time.sleep(RECOVERY_POLL_S)
+
+    def spread_pct(self, kind: str) -> float | None:
+        """How widely the run's probes of `kind` spread so far (`spread_pct`)."""
+        return spread_pct(self.readings.get(kind) or [])
 
     def share_pct(self, kind: str, before: float | None, after: float | None) -> float | None:
         """The lower of the two probes in % of the run's usual figure (None when either is missing)."""

@@ -51,6 +51,9 @@ START_STOP_SECONDS = {
 EMULATION_SLOWDOWN = 30.0
 #: a point of a workload the kit has no model or history for
 DEFAULT_POINT_SECONDS = 2.0
+#: the capacity probes around a probed point (`kitlib.measure.capacity`): two of 0.1 to 0.4 s on a 2-core
+#: guest, with their process starts; a point's history already holds them
+PROBES_SECONDS = 1.0
 #: rates assumed where the calibration cannot run (no C compiler): a modest laptop's
 FALLBACK_RATES = {"gflops": 10.0, "stream_gbs": 8.0, "gups": 0.03, "xz_mbps": 5.0}
 CALIBRATION_VERSION = 1
@@ -191,6 +194,8 @@ def estimate(plan, units: Iterable, *, history_root: Path | None = None, calibra
             seconds, source = modelled * slow, "model"
         else:
             seconds, source = DEFAULT_POINT_SECONDS * slow, "default"
+        if source != "history" and unit.workload.capacity_probe:
+            seconds += PROBES_SECONDS
         result.unit_seconds.append(seconds)
         result.sources[source] = result.sources.get(source, 0) + 1
         if seconds > result.longest[1]:

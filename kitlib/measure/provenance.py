@@ -301,6 +301,9 @@ class Session:
     order: dict[str, Any] | None = None  # the plan's order and seed, [label, first, last position] per segment
     sut_hosts: dict[str, dict[str, Any]] | None = None  # a remote system under test's host facts, by target
     version_mismatches: list[dict[str, Any]] | None = None
+    #: what the session measured when not the plan's own points: a search's step, or the points the run's
+    #: end measured again (`kitlib.measure.run.runner.run_plan`)
+    purpose: str | None = None
     finished: str | None = None
 
     def __post_init__(self) -> None:

@@ -19,7 +19,7 @@ import pytest
 import kitlib
 from kitlib.core.procs import owned_processes
 
-from ..conftest import leftovers, start_kit, wait_for
+from ..conftest import leftovers, plan_session, start_kit, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
@@ -193,7 +193,7 @@ def test_kill_9_then_rerun_measures_only_the_missing_points(docker_client, root_
     assert again.returncode == 0, output
     assert {p.name: p.read_text() for p in done_units() if p.name in first} == first, "done points kept as they were"
     assert len(done_units()) == len(clients)
-    session = json.loads((run_dir / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(run_dir)
     assert session["plan"]["environments"] == ["native"]
     records = pd.read_csv(run_dir / "records.csv")
     assert not records.drop(columns=["value"]).duplicated().any(), "no record appears twice"

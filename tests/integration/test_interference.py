@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -236,7 +237,8 @@ def test_a_quiet_ping_pong_of_the_run_s_own_reads_no_other_process():
 
 
 #: tries of the run's-end scenario: on a shared host the whole machine's own probes may spread so widely
-#: that the run's end rightly finds two regimes and judges nothing; each try takes about 20 s
+#: that the run's end rightly finds two regimes and judges nothing, or steal may take every attempt of the
+#: first point; each try takes about 20 s
 RUN_END_TRIES = 3
 
 
@@ -275,24 +277,28 @@ def test_points_measured_before_the_machine_changed_are_measured_again_at_the_ru
     later points are the rule of the moment's and the run's end's as on any run: a shared host's dip may
     measure one of them again, which is not what this test is about. Where the whole machine's probes
     spread so widely that the run's end finds two regimes, it judges nothing, says so, and the scenario
-    is tried again (a bounded number of times)."""
+    is tried again (a bounded number of times); so it is where every attempt of the first point found
+    the machine disturbed, which leaves the run's end no normal point to judge."""
     from kitlib.measure import capacity
 
     if len(cpus.available_cpus()) < 2:
         pytest.skip("one CPU: no smaller machine to start the run on")
+    unjudged = []
     for attempt_number in range(RUN_END_TRIES):
         small, final, notices = _small_start_then_whole_machine(isolated_dirs[0] / f"try{attempt_number}")
         assert small["interference"]["capacity_probes"]["kind"] == capacity.CPU
-        # normal against the usual figure of its time (a shared host's steal may have taken an attempt)
-        assert not small["interference"]["disturbed"], small["interference"]
+        if small["interference"]["disturbed"]:  # a shared host's steal or dip took every attempt it had
+            unjudged.append(f"every attempt of the first point disturbed: {small['interference']['disturbed']}")
+            continue
         kept_as = int(small["interference"]["attempt"])
         again = final.records[final.records["repetition"] == 0]
         if int(again["attempt"].max()) > kept_as:
             break
         two_regimes = [n for n in notices if "two regimes" in n]
         assert two_regimes, f"the point was not measured again and the run's end said nothing: {notices}"
+        unjudged.append(two_regimes[0])
     else:
-        pytest.skip(f"the whole machine's probes spread into two regimes in {RUN_END_TRIES} tries: {two_regimes[0]}")
+        pytest.skip(f"no try of {RUN_END_TRIES} left the run's end a point to judge: {unjudged}")
     assert len(set(again["attempt"])) == 1
     kept = json.loads((final.root / "units" / f"{small['key']}.json").read_text())
     reopened = [
@@ -303,7 +309,13 @@ def test_points_measured_before_the_machine_changed_are_measured_again_at_the_ru
     print(attempt["reason"])
     assert attempt["status"] == "discarded"
     assert attempt["reason"].startswith("judged at the run's end against the whole run's usual cpu probe figure")
-    assert "of its usual capacity < 90%" in attempt["reason"]
+    # below the rule's 90%, or below the lower floor the whole run's spread of probes gives
+    assert re.search(
+        r"of its usual capacity < (90%|[\d.]+% \(3 × [\d.]+%, the spread of the run's probes\))", attempt["reason"]
+    )
     assert attempt["records"] == small["records"]  # what it measured is kept, never mixed into records.csv
     assert attempt["raw_files"] and all((final.root / raw).exists() for raw in attempt["raw_files"])
     assert all(f".attempt{kept_as}." in raw for raw in attempt["raw_files"])
+    # the session that measured it again says why, beside the sessions of the plan's own points
+    purposes = [s.get("purpose") for s in json.loads((final.root / "provenance.json").read_text())["sessions"]]
+    assert purposes[-1] == "measured again: the machine changed under the run" and None in purposes[:-1]

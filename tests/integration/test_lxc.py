@@ -16,7 +16,7 @@ import kitlib
 from kitlib.core import naming
 from kitlib.measure import cpus, environments
 
-from ..conftest import host_leftovers, missing
+from ..conftest import host_leftovers, missing, plan_session
 
 
 def lxc_leftovers(owner_pid: int) -> list[str]:
@@ -56,7 +56,7 @@ def test_redis_runs_in_the_system_container_from_the_peer(lxc_image, isolated_di
     assert len(result.failures) == 0, result.failures.to_dict("records")
     mix = result.records[(result.records["op"] == "mix") & (result.records["metric"] == "throughput")]
     assert len(mix) == 2 and set(mix["env"]) == {"lxc"} and (mix["value"] > 0).all()
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     assert session["peer"]["kind"] == "netns"
     assert session["environments"]["lxc"]["lxc_version"]
     assert "redis-server" in session["tool_versions"]["lxc"]

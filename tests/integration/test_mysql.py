@@ -45,6 +45,8 @@ def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dir
     errors = records[records["metric"] == "errors"]  # deadlocks sysbench ignored: counted, never hidden
     assert len(errors) == 4 and (errors["value"] >= 0).all()
     assert (records["rows"] == 2000).all() and (records["buffer_pool_mb"] == 64).all()
+    # the CPUs' capacity probed around every point, in % of the run's usual figure
+    assert records["capacity_pct"].notna().all() and (records["capacity_pct"] > 0).all()
     assert len(list(figures.glob("mysql-fig10-13-*.png"))) == 1  # one file per host: this one
     assert leftovers(docker_client) == []
 

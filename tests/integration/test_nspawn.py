@@ -18,7 +18,7 @@ from kitlib.core import interference, naming
 from kitlib.measure import cpus, environments
 from kitlib.measure.environments import nspawn
 
-from ..conftest import host_leftovers, missing
+from ..conftest import host_leftovers, missing, plan_session
 
 #: a shell loop busy until it has had 1.5 s of CPU (at most 20 s), printing its own CPU ticks and its
 #: reaped children's (the `date`s and `cut`s it ran)
@@ -93,7 +93,7 @@ def test_redis_runs_in_the_machine_from_the_peer(nspawn_image, isolated_dirs):
     assert len(result.failures) == 0, result.failures.to_dict("records")
     mix = result.records[(result.records["op"] == "mix") & (result.records["metric"] == "throughput")]
     assert len(mix) == 2 and set(mix["env"]) == {"nspawn"} and (mix["value"] > 0).all()
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     assert session["peer"]["kind"] == "netns"
     facts = session["environments"]["nspawn"]
     assert facts["nspawn_version"] and facts["init"] == "systemd" and facts["start_to_ready_s"] > 0
@@ -119,7 +119,7 @@ def test_quick_runs_on_the_machine(experiment, sizes, metric, nspawn_image, isol
     assert len(result.failures) == 0, result.failures.to_dict("records")
     values = result.records[result.records["metric"] == metric]
     assert len(values) and set(values["env"]) == {"nspawn"} and (values["value"] > 0).all()
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     assert session["environments"]["nspawn"]["address"]
     assert nspawn_leftovers(os.getpid()) == []
 

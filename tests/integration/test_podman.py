@@ -4,7 +4,6 @@ Podman, and nothing left afterwards (containers, volumes, the API service, the u
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -21,7 +20,7 @@ from kitlib.measure import cpus, environments
 from kitlib.measure.environments.podman import podman_version
 from kitlib.measure.host import podman_service as ps
 
-from ..conftest import leftovers, missing, start_kit
+from ..conftest import leftovers, missing, plan_session, start_kit
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
@@ -123,7 +122,7 @@ def test_quick_runs_on_podman(experiment, parameters, podman_ready, docker_clien
     if experiment == "redis":
         mix = records[(records["op"] == "mix") & (records["metric"] == "throughput")]
         assert (mix["value"] > 0).all() and len(mix) == len(LABELS)
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     for label in LABELS:
         facts = session["environments"][label]
         assert facts["engine"] == "podman" and facts["kind"].startswith("podman"), facts

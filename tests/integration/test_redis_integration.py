@@ -12,7 +12,7 @@ import kitlib
 from kitlib.core import paths
 from kitlib.notebooks import execute
 
-from ..conftest import leftovers
+from ..conftest import leftovers, plan_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
@@ -47,9 +47,10 @@ def test_notebook_runs_all_three_environments_and_resumes(docker_client, root_ne
     assert set(records["peer"]) == {"netns"}
     assert set(mix["outstanding"]) == {10, 80}
     assert (records["key_length"] == 12).all() and (records["value_size"] == 50).all()
+    # server's and client's CPUs probed around every point, in % of the run's usual figure
+    assert records["capacity_pct"].notna().all() and (records["capacity_pct"] > 0).all()
 
-    provenance = json.loads((run_dir / "provenance.json").read_text())
-    session = provenance["sessions"][-1]
+    session = plan_session(run_dir)
     assert session["peer"]["kind"] == "netns" and session["peer"]["reaches_nat"] is True
     assert set(session["environments"]) == set(ENVS)
     assert session["environments"]["docker-nat-volume"]["published_ports"]

@@ -3,7 +3,6 @@ four experiments that tell runtimes apart, what provenance keeps of the runtime,
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -12,7 +11,7 @@ import kitlib
 from kitlib.measure import environments
 from kitlib.measure.host import docker_runtimes, stranded_shims
 
-from ..conftest import leftovers, missing
+from ..conftest import leftovers, missing, plan_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
@@ -56,7 +55,7 @@ def test_each_experiment_runs_under_each_runtime(experiment, runtime_labels, doc
     assert "docker-host-volume+runtime=crun" in set(records["env"])
     assert (records.loc[records["metric"].isin(["throughput", "iops", "start_to_ready"]), "value"] > 0).all()
     assert set(records["oci_runtime"]) == {label.split("=", 1)[1] for label in set(records["env"])}
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     for label in set(records["env"]):
         runtime = session["environments"][label]["runtime"]
         assert runtime["name"] == label.split("=", 1)[1] and runtime["version"] and runtime["default"] is False
@@ -69,7 +68,7 @@ def test_each_experiment_runs_under_each_runtime(experiment, runtime_labels, doc
 def test_the_default_runtime_is_recorded_too(docker_client, root_netns, bench_image, isolated_dirs):
     plan = kitlib.plan("startup", environments=["docker-host-volume"], repetitions=1)
     result = kitlib.run(plan, results_root=isolated_dirs[0], progress=False)
-    runtime = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]["environments"]
+    runtime = plan_session(result.root)["environments"]
     assert runtime["docker-host-volume"]["runtime"]["default"] is True
     assert runtime["docker-host-volume"]["runtime"]["version"].startswith("runc")
 

@@ -3,7 +3,6 @@ that boots, runs a microbenchmark and the Redis experiment, and leaves nothing b
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from kitlib.measure import cpus, environments
 from kitlib.measure.parsers import kit_linpack, kit_stream
 from kitlib.measure.vm import qemu_processes
 
-from ..conftest import host_leftovers, missing, process_leftovers, start_kit, wait_for
+from ..conftest import host_leftovers, missing, plan_session, process_leftovers, start_kit, wait_for
 
 # -- a real guest under TCG --------------------------------------------------------------------
 
@@ -107,7 +106,7 @@ def test_redis_notebook_on_qemu_tcg_is_labelled_as_emulation(qemu_tcg, isolated_
     records = pd.read_csv(run_dir / "records.csv")
     assert set(records["env"]) == {"qemu-tcg"} and (records["value"] > 0).all()
     assert len(records[(records["op"] == "mix") & (records["metric"] == "throughput")]) == 2
-    session = json.loads((run_dir / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(run_dir)
     vm = session["environments"]["qemu-tcg"]
     assert vm["accel"] == "tcg" and vm["vm"]["cpu_model"] == "max" and vm["boot_to_ready_s"] > 0
     assert "redis-server" in session["tool_versions"]["qemu-tcg"]
@@ -149,7 +148,7 @@ def test_docker_inside_the_guest_serves_the_peer_and_is_never_called_kvm(qemu_tc
     rtt = result.records[result.records["metric"] == "rtt_mean"]
     assert set(rtt["env"]) == {"docker-in-qemu-tcg"} and set(rtt["protocol"]) == {"tcp", "udp"}
     assert (rtt["value"] > 0).all()
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     facts = session["environments"]["docker-in-qemu-tcg"]
     assert facts["accel"] == "tcg" and facts["vm"]["hypervisor"].startswith("none")
     assert facts["docker_in_guest"]["published_ports"], "the peer reached it through the guest's NAT"

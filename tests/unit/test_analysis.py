@@ -103,7 +103,7 @@ def test_analysis_notebook_runs_on_the_sample(name, tmp_path):
         for status, group in verdicts.items():
             assert shown[status] == list(zip(group["claim"], group["host"], strict=True)), status
         summary = (tmp_path / "summary.md").read_text()
-        assert "| **not testable here** |" in summary and "95% interval" in summary
+        assert "| **not testable here** |" in summary and "interval of the effect" in summary and "at 95%" in summary
         assert "redis-fig8-9-throughput-latency" in summary
 
 

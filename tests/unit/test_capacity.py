@@ -40,6 +40,19 @@ def test_a_share_needs_both_probes_and_a_usual_figure():
     assert probes.share_pct(capacity.MEMORY, None, 12.0) is None
 
 
+def test_the_probes_spread_is_their_median_deviation_which_a_dip_barely_moves():
+    """Five seeds give a spread; a dip of two probes among a dozen leaves it near the routine's."""
+    assert capacity.spread_pct([40.0, 44.0, 42.0, 41.0]) is None  # fewer than the seeds
+    routine = [40.0, 44.0, 42.0, 41.0, 43.0]
+    assert capacity.spread_pct(routine) == pytest.approx(100 * 1.4826 / 42, abs=0.05)
+    dipped = routine * 2 + [20.0, 21.0]
+    assert capacity.spread_pct(dipped) < 1.6 * capacity.spread_pct(routine)
+    probes = capacity.RunCapacity([0])
+    assert probes.spread_pct(capacity.CPU) is None
+    probes.readings[capacity.CPU] = routine
+    assert probes.spread_pct(capacity.CPU) == capacity.spread_pct(routine)
+
+
 def test_a_host_that_cannot_build_the_probe_tries_once(tmp_path, monkeypatch):
     """No OpenBLAS, say: the probe is missing, and the build is not tried again before every point."""
     import os

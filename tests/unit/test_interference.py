@@ -4,6 +4,7 @@ rule, the sampler's thread, and the rule recorded in the plan."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import threading
 import time
@@ -209,6 +210,29 @@ def test_rule_names_each_threshold_crossed():
     assert Rule().reasons(steady) == [] and Rule(max_capacity_pct=None).reasons(faster) == []
     with pytest.raises(ValueError):
         Rule(max_capacity_pct=95)  # a ceiling below the usual figure would flag every point
+
+
+def test_a_run_whose_probes_spread_widely_is_judged_beyond_their_routine():
+    """A busy cloud guest's probes spread by about 10%: 80% is their routine there, 65% is not. Where the
+    probes spread by 2% (a quiet guest), the rule's own 90% stands."""
+    routine = Figures(2.0, 0.0, 0.0, 1.0, 2.5, 8, None, capacity_pct=80.0, capacity_spread_pct=10.0)
+    assert Rule().capacity_floor(10.0) == 70.0 and Rule().capacity_ceiling(10.0) == 142.9
+    assert Rule().reasons(routine) == []
+    slowed = dataclasses.replace(routine, capacity_pct=65.0)
+    assert Rule().reasons(slowed) == [
+        "machine at 65% of its usual capacity < 70% (3 × 10%, the spread of the run's probes)"
+    ]
+    changed = dataclasses.replace(routine, capacity_pct=150.0)
+    assert Rule().reasons(changed) == [
+        "machine at 150% of the run's usual figure (the machine changed under the run) > 142.9% "
+        "(3 × 10%, the spread of the run's probes)"
+    ]
+    quiet = dataclasses.replace(routine, capacity_spread_pct=2.0)
+    assert Rule().capacity_floor(2.0) == 90.0 and Rule().capacity_ceiling(2.0) == 111.0
+    assert Rule().reasons(quiet) == ["machine at 80% of its usual capacity < 90%"]
+    assert Rule(capacity_outlier_spreads=None).reasons(routine) == ["machine at 80% of its usual capacity < 90%"]
+    assert Rule().capacity_floor(40.0) == 0.0 and Rule().capacity_ceiling(40.0) is None  # no probe to judge by
+    assert Rule(min_capacity_pct=None).capacity_floor(10.0) is None
     with pytest.raises(ValueError):
         Rule(max_attempts=0)
 

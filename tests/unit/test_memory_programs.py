@@ -134,4 +134,12 @@ def test_an_emulator_lengthens_size_bound_points_and_not_time_bound_ones(tmp_pat
     assert seconds("block", "qemu-tcg", workloads=["rand_read"]) == seconds("block", "native", workloads=["rand_read"])
     assert seconds("mysql", "qemu-tcg") == seconds("mysql", "native")
     emulated, native = seconds("cpu", "qemu-tcg", linpack_n=1000), seconds("cpu", "native", linpack_n=1000)
-    assert emulated == pytest.approx([estimate.EMULATION_SLOWDOWN * s for s in native])
+    probes = estimate.PROBES_SECONDS  # on the host, around the point: not emulated
+    assert [s - probes for s in emulated] == pytest.approx([estimate.EMULATION_SLOWDOWN * (s - probes) for s in native])
+
+
+def test_a_probed_point_is_estimated_with_its_capacity_probes(tmp_path):
+    """Redis' points are probed (`kitlib.measure.capacity`): each costs its two phases, the warm-up and the probes."""
+    plan = kitlib.plan("redis", environments=["native"], repetitions=1, clients=[1, 8], seconds=2.0)
+    found = estimate.estimate(plan, plan_units(plan), history_root=tmp_path)
+    assert found.unit_seconds == pytest.approx([2 * 2.0 + 1.0 + estimate.PROBES_SECONDS] * 2)

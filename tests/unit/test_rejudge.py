@@ -65,6 +65,17 @@ def test_a_machine_of_two_regimes_of_about_equal_length_keeps_its_points_and_say
     assert kept.startswith("5 of 12 probed points are outside the rule")
 
 
+def test_a_run_whose_probes_spread_widely_keeps_a_point_within_their_routine():
+    """Probes spread by about 10% on a busy guest: a point at 80% of the run's figure is their routine
+    there, one at 55% is not; on a machine of 1% spread, 80% is slowed."""
+    wide = [_unit(f"p{i}", 86.0 * f, 86.0 * g) for i, (f, g) in enumerate([(0.9, 1.1), (1.0, 0.92), (1.08, 1.0)] * 3)]
+    late, _ = rejudge.to_measure_again(wide + [_unit("routine", 69.0, 86.0), _unit("slowed", 47.0, 86.0)], Rule())
+    assert [p.key for p in late] == ["slowed"]
+    assert "(3 × " in late[0].reason and "the spread of the run's probes" in late[0].reason
+    narrow, _ = rejudge.to_measure_again(_run([], rest=9) + [_unit("routine", 69.0, 86.0)], Rule())
+    assert [p.key for p in narrow] == ["routine"]
+
+
 def test_too_few_probes_or_none_judge_nothing():
     assert rejudge.to_measure_again(_run([(40.0, 40.0)], rest=1), Rule()) == ([], None)  # 4 readings
     bare = [{"key": "a", "status": "ok", "interference": {"attempt": 1}}, {"key": "b", "status": "failed"}]

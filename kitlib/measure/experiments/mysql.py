@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kitlib.core.records import Measurement
-from kitlib.measure import cpu_sampler
+from kitlib.measure import capacity, cpu_sampler
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.experiments.base import Experiment, RawResult, Workload
 from kitlib.measure.parsers import sysbench
@@ -32,6 +32,8 @@ class OltpWorkload(Workload):
     ports_needed = 1
     duration_parameter = "seconds"
     time_bound = True
+    #: a quick profile's database fits in the buffer pool: server and client spend the point on CPU time
+    capacity_probe = capacity.CPU
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         return self.params.seconds + 2.0

@@ -24,7 +24,7 @@ from typing import Any
 from kitlib.core import services
 from kitlib.core.errors import EnvironmentUnavailable, KitError
 from kitlib.core.records import Measurement
-from kitlib.measure import cpu_sampler
+from kitlib.measure import capacity, cpu_sampler
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.experiments.base import Experiment, RawResult, Workload
 from kitlib.measure.parsers import nuttcp, rtt_windows
@@ -47,6 +47,8 @@ class BandwidthWorkload(Workload):
     ports_needed = PORTS
     duration_parameter = "seconds"
     time_bound = True
+    #: between the host's own addresses, or its bridge, a stream is as fast as the CPUs copy its bytes
+    capacity_probe = capacity.CPU
 
     def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float]:
         return nuttcp.intervals(raw.outputs["nuttcp"], f"{source}.nuttcp.txt")
@@ -103,6 +105,8 @@ class RequestResponseWorkload(Workload):
     ports_needed = PORTS
     duration_parameter = "seconds"
     time_bound = True
+    #: a round trip's microseconds are the CPU time of both stacks and the two programs
+    capacity_probe = capacity.CPU
 
     def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float] | None:
         """sockperf's round trips per window (netperf reports none: its points are not sized)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from kitlib.core.errors import UnexpectedOutput
 from kitlib.core.records import Measurement
+from kitlib.measure import capacity
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.experiments.base import Experiment, Intervals, RawResult, Workload
 from kitlib.measure.parsers import redis_benchmark, redis_info
@@ -48,6 +49,8 @@ class RedisWorkload(Workload):
     name = "redis"
     tool = "redis-benchmark"
     ports_needed = 1
+    #: server and client spend the point on CPU time: a host that slows the guest's CPUs slows them both
+    capacity_probe = capacity.CPU
 
     @property
     def time_bound(self) -> bool:  # type: ignore[override]

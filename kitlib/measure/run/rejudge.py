@@ -6,7 +6,8 @@ points measured before the change looking normal against the figure of their tim
 memory run the guest's memory bandwidth rose from about 50 to 85–90 GB/s after its first points; their
 probes read 93.5% and 90.1% of the usual figure then, and the later probes put them far below the
 run's own. So at a run's end every point that counts is held against the median of all the run's probes
-of its kind, by the same rule (`interference.Rule.capacity_reasons`); a point the rule now calls
+of its kind, by the same rule (`interference.Rule.capacity_reasons`, its floor lowered where the whole
+run's probes spread widely); a point the rule now calls
 disturbed is measured again, the reason kept with the attempt it replaces, while it has attempts left.
 
 Bounded: once per `run_plan`, and only where the points found are at most a third of the run's probed
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kitlib.core.interference import Rule
+from kitlib.measure import capacity
 
 #: the largest share of a run's probed points measured again at its end
 MAX_SHARE = 1 / 3
@@ -48,24 +50,30 @@ def _probes(unit: dict[str, Any]) -> dict[str, Any] | None:
     return found if isinstance(found, dict) and found.get("kind") else None
 
 
-def whole_run_usual(units: list[dict[str, Any]]) -> dict[str, float]:
-    """The median of the probes around the run's counted, undisturbed points, by kind: a discarded
-    attempt's probes, or those of a point every attempt of which was disturbed, would pull the figure
-    towards the disturbance."""
+def _whole_run_readings(units: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """The probes around the run's counted, undisturbed points, by kind, where there are enough: a
+    discarded attempt's probes, or those of a point every attempt of which was disturbed, would pull the
+    figure towards the disturbance."""
     found: dict[str, list[float]] = {}
     for unit in units:
         probes = _probes(unit)
         if probes and unit.get("status") == "ok" and not (unit.get("interference") or {}).get("disturbed"):
             taken = [v for v in (probes.get("before"), probes.get("after")) if isinstance(v, int | float)]
             found.setdefault(probes["kind"], []).extend(taken)
-    return {kind: statistics.median(values) for kind, values in found.items() if len(values) >= MIN_READINGS}
+    return {kind: values for kind, values in found.items() if len(values) >= MIN_READINGS}
+
+
+def whole_run_usual(units: list[dict[str, Any]]) -> dict[str, float]:
+    """The median of the probes around the run's counted, undisturbed points, by kind."""
+    return {kind: statistics.median(values) for kind, values in _whole_run_readings(units).items()}
 
 
 def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late], str | None]:
     """The run's counted points (its unit files, `RunStore.units`) the rule calls disturbed against the
     whole run's usual figure, with attempts left; and, where there are too many to measure again, why
     none is (the list is then empty)."""
-    usual = whole_run_usual(units)
+    readings_of = _whole_run_readings(units)
+    usual = {kind: statistics.median(values) for kind, values in readings_of.items()}
     probed, late = 0, []
     for unit in units:
         probes = _probes(unit)
@@ -79,7 +87,8 @@ def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late
         if judged.get("disturbed") or int(judged.get("attempt") or 1) >= rule.max_attempts:
             continue  # already counted as disturbed, or out of attempts: it stays as it is
         figure, then = usual[probes["kind"]], probes.get("usual")
-        said = rule.capacity_reasons(round(100.0 * min(before, after) / figure, 1))
+        spread = capacity.spread_pct(readings_of[probes["kind"]])
+        said = rule.capacity_reasons(round(100.0 * min(before, after) / figure, 1), spread)
         if said:
             figures = f"{figure:.4g}" + (f"; {then:.4g} when it ran" if isinstance(then, int | float) else "")
             late.append(

@@ -256,6 +256,7 @@ def _execute(
     what: str = "",
 ) -> None:
     session = provenance.Session.begin(naming.new_run_label(), plan.model_dump(mode="json"))
+    session.purpose = what or None
     desc = f"{plan.experiment} ({plan.profile})" + (f": {what}" if what else "")
     bar = tqdm(total=len(todo), desc=desc, unit="point", disable=not progress)
     sut_cores = max((u.workload.sut_cores or 0) for u in todo) or None
@@ -268,7 +269,9 @@ def _execute(
     try:
         with peer:
             session.add_peer(peer)
-            probes = None if plan.sut_host else capacity.RunCapacity(list(layout.sut_cpus))
+            # the point's CPUs: a client-server point's figure rests on the client's CPUs as much as the server's
+            point_cpus = sorted({*layout.sut_cpus, *layout.client_cpus})
+            probes = None if plan.sut_host else capacity.RunCapacity(point_cpus)
             context = RunContext(plan, store, peer, layout, session, bar, image, base_image, capacity=probes)
             for env_label, env_units in segments(todo):
                 session.add_segment(env_label, env_units[0].position, env_units[-1].position)
@@ -294,7 +297,7 @@ class RunContext:
     #: the duration a time-bound point grew to for steady state, by workload and point: later
     #: repetitions and environments start there instead of growing again
     sizes: dict[tuple[str, str], float] = field(default_factory=dict)
-    #: the machine's capacity probed around memory- and CPU-bound points (None: the SUT is remote)
+    #: the machine's capacity probed around the points whose workload names a probe (None: the SUT is remote)
     capacity: capacity.RunCapacity | None = None
 
 
@@ -390,7 +393,7 @@ def _run_unit(
         if kept:
             return
         if kind and rule.min_capacity_pct is not None and interference.SLOWED in discarded[-1]["reason"]:
-            recovered = probes.recover(kind, rule.min_capacity_pct)
+            recovered = probes.recover(kind, rule.capacity_floor(probes.spread_pct(kind)))
             if recovered is not None:  # the next attempt waits for the machine to come back (bounded)
                 discarded[-1]["waited_for_capacity_s"], discarded[-1]["capacity_back"] = recovered
 
@@ -438,7 +441,11 @@ def _attempt_unit(
         probed = None
         if kind and figures is not None:
             after = probes.after(kind)
-            figures = dataclasses.replace(figures, capacity_pct=probes.share_pct(kind, before, after))
+            figures = dataclasses.replace(
+                figures,
+                capacity_pct=probes.share_pct(kind, before, after),
+                capacity_spread_pct=probes.spread_pct(kind),
+            )
             probed = rejudge.readings(kind, before, after, probes.usual(kind))
         disturbed = rule.reasons(figures)
         steady_rule = plan.steady or steady.DEFAULT_RULE
