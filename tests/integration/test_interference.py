@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -248,10 +247,16 @@ def _small_start_then_whole_machine(results):
     import warnings
 
     import kitlib
+    from kitlib.core.interference import Rule
     from kitlib.measure.store import RunStore
 
     everything = cpus.available_cpus()
-    plan = kitlib.plan("cpu", environments=["native"], repetitions=1, workloads=["linpack"], linpack_n=1500)
+    # the rule's fixed floor: one CPU's Linpack is about 70% of two here, which a shared host's spread of
+    # probes can make its routine (a floor from the spread is the unit tests' and the Redis test's)
+    fixed = Rule(capacity_outlier_spreads=None)
+    plan = kitlib.plan(
+        "cpu", environments=["native"], repetitions=1, workloads=["linpack"], linpack_n=1500, interference=fixed
+    )
     os.sched_setaffinity(0, everything[:1])
     try:
         first = kitlib.run(plan, results_root=results, progress=False)
@@ -309,10 +314,7 @@ def test_points_measured_before_the_machine_changed_are_measured_again_at_the_ru
     print(attempt["reason"])
     assert attempt["status"] == "discarded"
     assert attempt["reason"].startswith("judged at the run's end against the whole run's usual cpu probe figure")
-    # below the rule's 90%, or below the lower floor the whole run's spread of probes gives
-    assert re.search(
-        r"of its usual capacity < (90%|[\d.]+% \(3 × [\d.]+%, the spread of the run's probes\))", attempt["reason"]
-    )
+    assert "of its usual capacity < 90%" in attempt["reason"]
     assert attempt["records"] == small["records"]  # what it measured is kept, never mixed into records.csv
     assert attempt["raw_files"] and all((final.root / raw).exists() for raw in attempt["raw_files"])
     assert all(f".attempt{kept_as}." in raw for raw in attempt["raw_files"])
