@@ -74,6 +74,7 @@ def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late
     none is (the list is then empty)."""
     readings_of = _whole_run_readings(units)
     usual = {kind: statistics.median(values) for kind, values in readings_of.items()}
+    spread = {kind: capacity.spread_pct(values) for kind, values in readings_of.items()}
     probed, late = 0, []
     for unit in units:
         probes = _probes(unit)
@@ -87,8 +88,7 @@ def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late
         if judged.get("disturbed") or int(judged.get("attempt") or 1) >= rule.max_attempts:
             continue  # already counted as disturbed, or out of attempts: it stays as it is
         figure, then = usual[probes["kind"]], probes.get("usual")
-        spread = capacity.spread_pct(readings_of[probes["kind"]])
-        said = rule.capacity_reasons(round(100.0 * min(before, after) / figure, 1), spread)
+        said = rule.capacity_reasons(round(100.0 * min(before, after) / figure, 1), spread[probes["kind"]])
         if said:
             figures = f"{figure:.4g}" + (f"; {then:.4g} when it ran" if isinstance(then, int | float) else "")
             late.append(
