@@ -9,8 +9,10 @@ costs.
 2. Simulated claims, shaped as three of the kit's own (their bands are the claims' bands): "about
    equal (±5%)" with a true ratio of 1, a stated 0.78× (±25% of the effect) with a true 0.78, and a
    bound "at least 10% lower" with a true 0.80; runs drawn lognormal at the measured CV quantiles. Each
-   design reads the same draws: the paper's fixed 10 runs at 95%, and `--until-decided` from 3 runs to
-   8 (the default) or 10, one run at a time, each look at α/K, a claim left where 80% power would need
+   design reads the same draws: the paper's fixed 10 runs at 95%; 3 runs looked at once, at 95% (a
+   budget the profile fills, whose looks the kit cuts to one) and at α/5 (the whole schedule's first
+   look, what such a run cost before the cut); and `--until-decided` from 3 runs to
+   8 or 21 (the default), on its schedule of looks, each look at α/K, a claim left where 80% power would need
    more runs than the limit (as the kit leaves it) or grown to the limit regardless ("to the end").
    Claims decided per hour = share decided ÷ (mean runs a side × minutes one repetition of both sides
    takes); a claim is simulated alone, where the kit's repetition serves every claim of its run.
@@ -164,6 +166,15 @@ def designs(limits: tuple[int, ...] = LIMITS) -> dict[str, dict]:
     left where 80% power would need more runs than the limit), and grown to the limit without leaving
     any, to show what that rule costs."""
     found = {PAPER: {"runs": PAPER_RUNS, "alphas": [core.ALPHA], "start": PAPER_RUNS}}
+    # no time to grow (the profile fills the budget): one look at 95%, as the kit now plans it, against
+    # the first look of the whole schedule, as it planned it before cutting the looks to the budget
+    uncut = sequential.Stopping().looks(core.MIN_RUNS)
+    found["3 once at α (cut)"] = {"runs": core.MIN_RUNS, "alphas": [core.ALPHA], "start": core.MIN_RUNS}
+    found[f"3 once at α/{uncut} (uncut)"] = {
+        "runs": core.MIN_RUNS,
+        "alphas": [core.ALPHA / uncut],
+        "start": core.MIN_RUNS,
+    }
     for limit in limits:
         stopping = sequential.Stopping(max_repetitions=limit)
         looks = stopping.looks(core.MIN_RUNS)

@@ -22,10 +22,11 @@ def plan(experiment: str, plan_file=None, **kwargs):
 
 def notebook_plan(experiment: str, namespace):
     """The plan of an experiment notebook: its parameters cell's values, taken from the notebook's
-    namespace (`globals()`), or the plan of `plan_file` when `kit run` handed one."""
-    from kitlib.notebook_cells import plan_arguments
+    namespace (`globals()`), or the plan of `plan_file` when `kit run` handed one; a plan grown
+    `until_decided` within a `budget` has its looks cut where that budget ends."""
+    from kitlib.adaptive import notebook_plan as fitted_plan
 
-    return plan(experiment, **plan_arguments(experiment, namespace))
+    return fitted_plan(experiment, namespace)
 
 
 def run(plan, budget=None, **kwargs):

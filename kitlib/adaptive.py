@@ -20,20 +20,23 @@ this run so far). A step that does not fit the budget left is not begun.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+import kitlib
 from kitlib.analyse import claims
 from kitlib.analyse.claims.core import INCONCLUSIVE
-from kitlib.core import sequential
-from kitlib.core.parameters import as_seconds
+from kitlib.core import paths, sequential
+from kitlib.core.parameters import as_path, as_seconds
+from kitlib.measure import estimate
 from kitlib.measure.planning import Plan
-from kitlib.measure.run.runner import RunResult, run_plan
+from kitlib.measure.run.runner import RunResult, likely_search_units, plan_units, run_plan
 from kitlib.measure.store import RunStore
+from kitlib.notebook_cells import plan_arguments
 from kitlib.results import load_records
 
 #: seconds an environment's start and stop add to a repetition, beyond its points (a container, a
@@ -118,6 +121,85 @@ def repetition_seconds(
         known = [timing[(env, w)] * points.get(w, 1) for w in workloads if (env, w) in timing]
         total += sum(known) + ENVIRONMENT_OVERHEAD_S
     return total
+
+
+def with_last_look(plan: Plan, last: int) -> Plan:
+    """The same plan with its schedule of looks ending at `last` repetitions (a look of its schedule)."""
+    assert plan.until_decided is not None
+    stopping = plan.until_decided.model_copy(update={"max_repetitions": last})
+    return type(plan).model_validate({**plan.model_dump(), "until_decided": stopping})
+
+
+def looks_within(plan: Plan, seconds_left: float, repetition_s: float, begun: Callable[[Plan], bool]) -> Plan:
+    """The plan with its schedule cut at the last look the budget could reach: `seconds_left` after the
+    profile's repetitions, one repetition of what its claims compare costing about `repetition_s`; both
+    forecast before anything is measured, so the cut rests on no measured value and every interval keeps
+    its level. It matters because each look costs every interval its share of α (α/K for K looks): a
+    look the budget never reaches only widens them, and at 3 runs a side an interval at 99% (K = 5) is
+    1.66 times as wide as at 95% (K = 1). A run of this plan already `begun` with another cut keeps it,
+    so that an interrupted run resumes where it was."""
+    stopping = plan.until_decided
+    if stopping is None:
+        return plan
+    points = stopping.look_points(plan.repetitions)
+    for last in points:
+        if last != stopping.max_repetitions and begun(with_last_look(plan, last)):
+            return with_last_look(plan, last)
+    if begun(plan):
+        return plan
+    reachable = [p for p in points if (p - plan.repetitions) * repetition_s <= max(seconds_left, 0.0)]
+    return plan if reachable[-1] == stopping.max_repetitions else with_last_look(plan, reachable[-1])
+
+
+def forecast_seconds(
+    plan: Plan, calibrated=None, envs: list[str] | None = None, repetition: int | None = None
+) -> float:
+    """Seconds the plan's points take here, done or not (those of `envs` and of one `repetition` where
+    given), by `kitlib.measure.estimate`: what a plan's looks are fitted to before anything runs."""
+    units = [
+        unit
+        for unit in plan_units(plan)
+        if (envs is None or unit.env in envs) and (repetition is None or unit.repetition == repetition)
+    ]
+    searched = likely_search_units(plan, units) if repetition is None else []
+    return estimate.estimate(plan, units + searched, calibrated=calibrated).total
+
+
+def begun(plan: Plan, results_root: Path | None = None) -> bool:
+    """Whether this plan's run has measured anything already (its folder holds unit files)."""
+    return any(RunStore(paths.run_folder(plan, results_root)).units_dir.glob("*.json"))
+
+
+def fit_to_budget(plan: Plan, budget_s: float, results_root: Path | None = None, say=print) -> Plan:
+    """A plan made `until_decided` with its looks cut where its budget ends (`looks_within`), from the
+    forecast of the whole run and of one repetition; said in one line, since the looks set the level."""
+    if plan.until_decided is None:
+        return plan
+    left = budget_s - forecast_seconds(plan)
+    fitted = looks_within(plan, left, forecast_seconds(plan, repetition=0), lambda p: begun(p, results_root))
+    say(f"{plan.experiment}: {looks_text(fitted)}, for a budget of {budget_s / 60:.0f} min")
+    return fitted
+
+
+def notebook_plan(experiment: str, namespace: Mapping[str, Any]) -> Plan:
+    """`kitlib.notebook_plan`: the plan of a notebook's parameters, its looks fitted to the notebook's
+    `budget` (unless `plan_file` handed a plan made already), so that the plan shown is the plan run."""
+    made = kitlib.plan(experiment, **plan_arguments(experiment, namespace))
+    budget = namespace.get("budget")
+    if budget is None or namespace.get("plan_file") is not None:
+        return made
+    return fit_to_budget(made, as_seconds("budget", budget), as_path("results_dir", namespace.get("results_dir")))
+
+
+def looks_text(plan: Plan) -> str:
+    """'looks at 3, 5, 8 (each interval at 98.33%)' or 'one look at 3 (95%)', for a person reading the plan."""
+    if plan.until_decided is None:
+        return f"fixed at {plan.repetitions} (95%)"
+    points = plan.until_decided.look_points(plan.repetitions)
+    level = f"{100 * (1 - plan.until_decided.look_alpha(plan.repetitions)):.4g}%"
+    if len(points) == 1:
+        return f"one look at {points[0]} ({level})"
+    return f"looks at {', '.join(map(str, points))} (each interval at {level})"
 
 
 def choose(runs: list[tuple[Plan, Path]], budget_left_s: float) -> tuple[Choice | None, list[str]]:
@@ -270,11 +352,16 @@ def run_within_budget(plan: Plan, budget: float | str | None, **kwargs: Any) -> 
     """`kitlib.run`: the plan's repetitions, then, for a plan made `until_decided` and given a budget
     (the whole run's seconds, or text such as "30m"), repetitions until its claims are decided. The
     result holds every repetition's records, and in `added` what was added and why."""
-    begun = time.monotonic()
+    started = time.monotonic()
+    if budget is not None:  # a plan `kitlib.notebook_plan` fitted already stays as it is, unsaid
+        fitted = fit_to_budget(plan, as_seconds("budget", budget), kwargs.get("results_root"), say=lambda _: None)
+        if fitted != plan:
+            print(f"{plan.experiment}: {looks_text(fitted)}, for a budget of {budget}")
+        plan = fitted
     result = run_plan(plan, **kwargs)
     if budget is None or plan.until_decided is None:
         return result
-    left = as_seconds("budget", budget) - (time.monotonic() - begun)
+    left = as_seconds("budget", budget) - (time.monotonic() - started)
     report = extend_until_decided([(plan, result.root)], max(left, 0.0), lambda p: run_plan(p, **kwargs))
     # collects the records of every repetition; measures again only what the run's end judges measured
     # before the machine changed under it (kitlib.measure.run.rejudge)

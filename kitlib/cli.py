@@ -398,6 +398,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         until_decided=_stopping(args),
         **overrides,
     )
+    if budget is not None:  # looks the budget never reaches would only widen every interval
+        plan = adaptive.fit_to_budget(plan, budget)
     if args.dry_run:
         return dry_run(plan)
     root = paths.run_folder(plan)
@@ -472,6 +474,9 @@ def dry_run(plan) -> int:
 
 def _predict(plan) -> None:
     """Runs and minutes each claim of the plan would need, from this host's earlier records."""
+    if plan.until_decided.looks(plan.repetitions) == 1:
+        print(f"the budget leaves no time past the first look: {plan.repetitions} repetitions, decided at 95%")
+        return
     table, source = adaptive.predict(plan, paths.results_root())
     if table.empty:
         print(

@@ -6,7 +6,8 @@ experiments that compare them; software emulation (`qemu-tcg`) is never included
 because it measures an emulator, not a hypervisor. Every run is planned `--until-decided`: after the
 profile's repetitions of every experiment, the time left in the budget goes to repetitions of what
 undecided claims need (`kitlib.adaptive`), the intervals kept valid over those looks
-(`kitlib.core.sequential`); `--fixed` runs the profile's repetitions only, at 95%.
+(`kitlib.core.sequential`), each run's looks ending where the forecast says the budget ends;
+`--fixed` runs the profile's repetitions only, at 95%.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 import traceback
 
 from kitlib import specs
-from kitlib.adaptive import extend_until_decided
+from kitlib.adaptive import begun, extend_until_decided, forecast_seconds, looks_text, looks_within
 from kitlib.core import paths, timing
 from kitlib.measure import estimate, experiments, provenance
 from kitlib.measure.environments import availability
@@ -113,6 +114,8 @@ def reproduce(
             continue
         plans[name] = experiment.plan(environments=envs, profile=profile, until_decided={} if adaptive else None)
     expected = announce(plans, profile, budget_s)
+    if adaptive and budget_s is not None:
+        plans = looks_the_budget_affords(plans, budget_s)
     for name, plan in plans.items():
         experiment = experiments.of(plan)
         envs = list(plan.environments)
@@ -161,7 +164,9 @@ def until_decided(plans: dict, budget_s: float | None, begun: float) -> timing.S
     left = (budget_s or 0.0) - (time.monotonic() - begun) - ANALYSIS_SECONDS
     print(f"until decided: {max(left, 0) / 60:.1f} min left for repetitions of what undecided claims need", flush=True)
     started, since = time.monotonic(), provenance.now()
-    runs = [(plan, paths.run_folder(plan)) for plan in plans.values()]
+    runs = [(plan, paths.run_folder(plan)) for plan in plans.values() if _may_grow(plan)]
+    if not runs:
+        print("  every run was planned with a single look (the profile fills the budget): none grows")
     report = extend_until_decided(runs, max(left, 0.0), lambda plan: run_plan(plan, progress=sys.stderr.isatty()))
     for note in report.notes:
         print(f"  not within reach: {note}")
@@ -172,6 +177,31 @@ def until_decided(plans: dict, budget_s: float | None, begun: float) -> timing.S
     return timing.StepTime(
         f"until decided ({len(report.added)} repetitions)", time.monotonic() - started, tool_s, units
     )
+
+
+def looks_the_budget_affords(plans: dict, budget_s: float) -> dict:
+    """Each run's looks cut at the last one the budget could reach (`adaptive.looks_within`), from the
+    forecast of the whole profile (every point, done or not, so that a resumed reproduce plans alike) and
+    of one repetition of the environments its claims compare (not the isolation labels, which none
+    compares); printed, since the looks set every interval's level."""
+    speed = estimate.rates()
+    left = budget_s - sum(forecast_seconds(plan, speed) for plan in plans.values()) - ANALYSIS_SECONDS
+    if left > 0:
+        print(f"looks of each run, for the {estimate.minutes(left)} the budget leaves after the profile:")
+    else:
+        print("looks of each run: the profile alone fills the budget, so each is looked at once, at 95%:")
+    fitted = {}
+    for name, plan in plans.items():
+        compared = [env for env in plan.environments if env not in ISOLATION_LABELS]
+        repetition_s = forecast_seconds(plan, speed, envs=compared, repetition=0)
+        fitted[name] = looks_within(plan, left, repetition_s, begun)
+        print(f"  {name:<14} {looks_text(fitted[name])}")
+    return fitted
+
+
+def _may_grow(plan) -> bool:
+    """Whether the plan's schedule has a look beyond its first repetitions."""
+    return plan.until_decided is not None and plan.until_decided.looks(plan.repetitions) > 1
 
 
 def announce(plans: dict, profile: str, budget_s: float | None = None) -> dict[str, float]:

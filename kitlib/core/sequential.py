@@ -24,6 +24,9 @@ Why this rule and not another:
   every repetition (K = 6) decide 32% of claims at a 3% CV and 92% at 2%; looks at 3, 5, 8, 13, 21
   (K = 5) decide 99% and 100%, in 12.4 and 7.0 runs a side on average, and each of their intervals is
   narrower (α/5 against α/6). `benchmarks/time_to_verdict.py` compares them per hour of machine time.
+- The schedule ends at the last look the budget's forecast reaches (`kitlib.adaptive.looks_within`):
+  a look never reached would still cost every interval its share of α. The forecast is made before any
+  point is measured, from the time estimate alone, so the cut is no data-dependent stopping.
 - An uneven split that spends more at the first look (α/2 at 3 runs, α/10 at each later one) decides
   no more: at n = 3 the width comes from the noise and the t quantile of few runs, not from how α is
   shared.

@@ -217,3 +217,31 @@ def test_giving_up_only_stops_runs_that_would_have_gone_on():
     stopped = left != status
     assert (left[stopped] == INCONCLUSIVE).all() and (short <= used).all()
     assert stopped.mean() > 0.1 and short.mean() < used.mean(), "at CV 3% many equality claims are out of reach"
+
+
+def test_the_looks_end_where_the_forecast_budget_ends(isolated_dirs, capsys):
+    """A look the budget never reaches only widens every interval, so the reproduce cuts each run's
+    schedule at the last look its forecast leaves time for: none left gives one look at 95%, the same
+    order of points (seed) in a folder of its own; a run begun with another cut keeps it on a resume."""
+    from kitlib import reproduce
+    from kitlib.core import paths
+
+    plan = kitlib.plan("memory", environments=["native", "docker-host-volume"], until_decided={})
+    once = adaptive.looks_within(plan, -60.0, 40.0, adaptive.begun)
+    assert once.until_decided.look_points(3) == [3] and once.ci_alpha == pytest.approx(0.05)
+    assert once.seed == plan.seed and once.run_id != plan.run_id
+    assert adaptive.looks_text(once) == "one look at 3 (95%)"
+    two_steps = adaptive.looks_within(plan, 5 * 40.0, 40.0, adaptive.begun)
+    assert two_steps.until_decided.look_points(3) == [3, 5, 8] and two_steps.ci_alpha == pytest.approx(0.05 / 3)
+    assert adaptive.looks_within(plan, 18 * 40.0, 40.0, adaptive.begun) == plan
+
+    units = RunStore(paths.run_folder(two_steps)).units_dir
+    units.mkdir(parents=True)
+    (units / "stream__native__r0.json").write_text('{"status": "ok"}')
+    assert adaptive.looks_within(plan, -60.0, 40.0, adaptive.begun) == two_steps, "a begun run resumes as planned"
+
+    fitted = reproduce.looks_the_budget_affords(
+        {"cpu": kitlib.plan("cpu", environments=["native"], until_decided={})}, 60
+    )
+    assert fitted["cpu"].ci_alpha == pytest.approx(0.05)
+    assert "the profile alone fills the budget" in capsys.readouterr().out
