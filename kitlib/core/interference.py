@@ -744,8 +744,10 @@ class Rule(BaseModel):
     - min_mhz: None by default: many hosts report no clock, and a low clock can be the governor's
       choice rather than a disturbance; set it (e.g. 90% of the CPU's nominal clock) where the kernel
       reports one, to catch thermal or power throttling.
-    - max_attempts 3: a disturbed point is measured at most three times; the last attempt counts
-      then, marked disturbed, so a noisy host costs at most three times the time, not forever.
+    - max_attempts 3: a disturbed point is measured at most three times in a row; the last attempt
+      counts then, marked disturbed, so a noisy host costs at most three times the time, not forever.
+      At the run's end such a point is measured once more, out of the burst that disturbed its
+      attempts, where such points are at most a third of the run's (`kitlib.measure.run.rejudge`).
     - foreign_cpu_min_seconds 2: other processes' CPU is judged only over points at least this long.
       Each process's time is read in clock ticks at scans OWN_EVERY × SAMPLE_S apart, and over a point
       of about a second the ticks' rounding, summed over the processes, and the time of a process of

@@ -320,4 +320,6 @@ def test_points_measured_before_the_machine_changed_are_measured_again_at_the_ru
     assert all(f".attempt{kept_as}." in raw for raw in attempt["raw_files"])
     # the session that measured it again says why, beside the sessions of the plan's own points
     purposes = [s.get("purpose") for s in json.loads((final.root / "provenance.json").read_text())["sessions"]]
-    assert purposes[-1] == "measured again: the machine changed under the run" and None in purposes[:-1]
+    # (a later point disturbed in every attempt may be measured once more in the same session)
+    assert purposes[-1] in ("measured again: the machine changed under the run", "measured again at the run's end")
+    assert None in purposes[:-1]

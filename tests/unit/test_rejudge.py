@@ -46,17 +46,30 @@ def test_a_point_with_one_probe_near_the_usual_figure_stays():
     assert late == []  # 80 is 93% of 86, within the floor; 92 is 107%, so only one probe is above 111%
 
 
-def test_points_already_disturbed_or_out_of_attempts_are_left_as_they_are():
+def test_points_out_of_attempts_are_left_and_one_disturbed_in_every_attempt_gets_one_more():
     units = _run([], rest=8, level=86.0)
     units += [
         _unit("disturbed", 40.0, 40.0, attempt=3, disturbed=["machine at 47% of its usual capacity < 90%"]),
+        _unit("once_more_too", 40.0, 40.0, attempt=4, disturbed=["machine at 47% of its usual capacity < 90%"]),
         _unit("last", 40.0, 40.0, attempt=3),
         _unit("discarded", 40.0, 40.0, status="discarded"),
     ]
     late, kept = rejudge.to_measure_again(units, Rule())
-    assert late == [] and kept is None
+    assert kept is None and [(p.key, p.exhausted) for p in late] == [("disturbed", True)]
+    assert late[0].reason == (
+        "disturbed in every one of its 3 attempts (machine at 47% of its usual capacity < 90%): measured once "
+        "more at the run's end, after its other points"
+    )
     more, _ = rejudge.to_measure_again(units, Rule(max_attempts=4))  # the third attempt is no longer the last
-    assert [p.key for p in more] == ["last"]
+    assert [(p.key, p.exhausted) for p in more] == [("last", False), ("once_more_too", True)]
+
+
+def test_a_run_disturbed_all_along_measures_none_once_more():
+    """Over a third of the run's points disturbed in every attempt: one more try would be disturbed too."""
+    always = ["CPU of other processes 40% > 10%"]
+    units = [_unit(f"p{i}", 86.0, 86.0, attempt=3, disturbed=always if i % 2 else ()) for i in range(9)]
+    assert rejudge.to_measure_again(units, Rule()) == ([], None)
+    assert len(rejudge.to_measure_again(units[:6] + units[:1] * 3, Rule())[0]) == 3  # 3 of 9: each once more
 
 
 def test_a_machine_of_two_regimes_of_about_equal_length_keeps_its_points_and_says_why():
@@ -91,4 +104,5 @@ def test_the_whole_run_s_figure_leaves_out_the_probes_of_disturbed_points():
     units = _run([], rest=10, level=57.0)
     units += [_unit(f"fast{i}", 100.0, 102.0, attempt=3, disturbed=["machine at 170% …"]) for i in range(2)]
     assert rejudge.whole_run_usual(units) == {"memory": 57.0}
-    assert rejudge.to_measure_again(units, Rule()) == ([], None)
+    late, kept = rejudge.to_measure_again(units, Rule())
+    assert kept is None and [(p.key, p.exhausted) for p in late] == [("fast0", True), ("fast1", True)]

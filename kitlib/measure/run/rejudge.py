@@ -13,6 +13,13 @@ disturbed is measured again, the reason kept with the attempt it replaces, while
 Bounded: once per `run_plan`, and only where the points found are at most a third of the run's probed
 points. A majority of points defines a usual figure; a machine with two regimes of about equal length has
 none, and measuring half a run again would only move the split. Such a run keeps its points, said so.
+
+A point disturbed in every one of its attempts is left out of the claims, and on a shared host that
+leaves a comparison short of its 3 runs a side, undecidable: the disturbances there come in bursts
+(a neighbour's job of a few minutes), and its attempts followed each other inside one. So at the run's
+end such a point is measured once more, after the run's other points: one attempt beyond
+`Rule.max_attempts`, never a second, and only where such points are at most a third of the run's
+points (a machine busy all along would disturb that attempt too).
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ class Late:
 
     key: str
     reason: str
+    #: a point disturbed in every attempt, measured once more (not one the whole run's figure found)
+    exhausted: bool = False
 
 
 def readings(kind: str, before: float | None, after: float | None, usual: float | None) -> dict[str, Any]:
@@ -103,4 +112,24 @@ def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late
             f"{len(late)} of {probed} probed points are outside the rule against the whole run's usual figure: "
             "the machine ran in two regimes of about equal length, so no figure is usual and they are kept"
         )
-    return late, None
+    return late + once_more(units, rule), None
+
+
+def once_more(units: list[dict[str, Any]], rule: Rule) -> list[Late]:
+    """The run's points disturbed in every one of their `rule.max_attempts` attempts, each to be measured
+    once more at the run's end; none where they are over a third of the run's counted points."""
+    counted = [unit for unit in units if unit.get("status") == "ok"]
+    found = []
+    for unit in counted:
+        judged = unit.get("interference") or {}
+        if judged.get("disturbed") and int(judged.get("attempt") or 1) == rule.max_attempts:
+            reasons = "; ".join(str(r) for r in judged["disturbed"])
+            found.append(
+                Late(
+                    unit["key"],
+                    f"disturbed in every one of its {rule.max_attempts} attempts ({reasons}): measured once "
+                    "more at the run's end, after its other points",
+                    exhausted=True,
+                )
+            )
+    return found if len(found) <= MAX_SHARE * len(counted) else []

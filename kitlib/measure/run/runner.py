@@ -194,11 +194,14 @@ def run_plan(
             if step:
                 what = ", ".join(sorted({u.workload.search for u in step}))
                 _execute(plan, store, step, progress=progress, image=image, base_image=base_image, what=what)
-        again = _reopen_late_points(plan, store, workloads)
+        again, exhausted = _reopen_late_points(plan, store, workloads)
         if again:
             measured = {u.key for u in todo}
             todo += [u for u in again if u.key not in measured]
-            what = "measured again: the machine changed under the run"
+            what = {
+                0: "measured again: the machine changed under the run",
+                len(again): "measured once more: every attempt disturbed",
+            }.get(exhausted, "measured again at the run's end")
             _execute(plan, store, again, progress=progress, image=image, base_image=base_image, what=what)
     # the run folder each record came from, as `results.load_records` gives it: a figure drawn from these
     # records finds the machine's description in the folder's provenance
@@ -209,18 +212,20 @@ def run_plan(
     return RunResult(plan, store.root, records, failures, len(todo), len(units) - len(todo))
 
 
-def _reopen_late_points(plan: Plan, store: RunStore, workloads: list[Workload]) -> list[Unit]:
-    """The points the run's end finds measured on another machine than the run's usual one
-    (`rejudge`): each made a discarded attempt with its reason, to be measured again."""
+def _reopen_late_points(plan: Plan, store: RunStore, workloads: list[Workload]) -> tuple[list[Unit], int]:
+    """The points the run's end finds measured on another machine than the run's usual one, or disturbed
+    in every attempt (`rejudge`): each made a discarded attempt with its reason, to be measured again;
+    and how many of them are of the second kind."""
     late, kept = rejudge.to_measure_again(store.units(), plan.interference or interference.DEFAULT_RULE)
     if kept:
         warnings.warn(f"{plan.experiment}: {kept}", Notice, stacklevel=3)
     by_key = {u.key: u for u in plan_units(plan, workloads, store.extensions())}
-    again = []
+    again, exhausted = [], 0
     for point in late:
         if point.key in by_key:
             store.reopen(point.key, point.reason)
             again.append(by_key[point.key])
+            exhausted += point.exhausted
     if again:
         warnings.warn(
             f"{plan.experiment}: {len(again)} point(s) measured again ({late[0].key}: {late[0].reason}"
@@ -228,7 +233,7 @@ def _reopen_late_points(plan: Plan, store: RunStore, workloads: list[Workload]) 
             Notice,
             stacklevel=3,
         )
-    return sorted(again, key=lambda u: u.position)
+    return sorted(again, key=lambda u: u.position), exhausted
 
 
 @contextlib.contextmanager
