@@ -143,10 +143,9 @@ def looks_within(plan: Plan, seconds_left: float, repetition_s: float, begun: Ca
         return plan
     points = stopping.look_points(plan.repetitions)
     for last in points:
-        if last != stopping.max_repetitions and begun(with_last_look(plan, last)):
-            return with_last_look(plan, last)
-    if begun(plan):
-        return plan
+        cut = plan if last == stopping.max_repetitions else with_last_look(plan, last)
+        if begun(cut):
+            return cut
     reachable = [p for p in points if (p - plan.repetitions) * repetition_s <= max(seconds_left, 0.0)]
     return plan if reachable[-1] == stopping.max_repetitions else with_last_look(plan, reachable[-1])
 
@@ -354,9 +353,10 @@ def run_within_budget(plan: Plan, budget: float | str | None, **kwargs: Any) -> 
     result holds every repetition's records, and in `added` what was added and why."""
     started = time.monotonic()
     if budget is not None:  # a plan `kitlib.notebook_plan` fitted already stays as it is, unsaid
-        fitted = fit_to_budget(plan, as_seconds("budget", budget), kwargs.get("results_root"), say=lambda _: None)
+        said: list[str] = []
+        fitted = fit_to_budget(plan, as_seconds("budget", budget), kwargs.get("results_root"), say=said.append)
         if fitted != plan:
-            print(f"{plan.experiment}: {looks_text(fitted)}, for a budget of {budget}")
+            print(*said)
         plan = fitted
     result = run_plan(plan, **kwargs)
     if budget is None or plan.until_decided is None:

@@ -189,7 +189,7 @@ def looks_the_budget_affords(plans: dict, budget_s: float) -> dict:
     if left > 0:
         print(f"looks of each run, for the {estimate.minutes(left)} the budget leaves after the profile:")
     else:
-        print("looks of each run: the profile alone fills the budget, so each is looked at once, at 95%:")
+        print("looks of each run: the profile alone fills the budget, so a run not begun is looked at once, at 95%:")
     fitted = {}
     for name, plan in plans.items():
         compared = [env for env in plan.environments if env not in ISOLATION_LABELS]

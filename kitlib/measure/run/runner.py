@@ -198,10 +198,12 @@ def run_plan(
         if again:
             measured = {u.key for u in todo}
             todo += [u for u in again if u.key not in measured]
-            what = {
-                0: "measured again: the machine changed under the run",
-                len(again): "measured once more: every attempt disturbed",
-            }.get(exhausted, "measured again at the run's end")
+            if exhausted == 0:
+                what = "measured again: the machine changed under the run"
+            elif exhausted == len(again):
+                what = "measured once more: every attempt disturbed"
+            else:
+                what = "measured again at the run's end"
             _execute(plan, store, again, progress=progress, image=image, base_image=base_image, what=what)
     # the run folder each record came from, as `results.load_records` gives it: a figure drawn from these
     # records finds the machine's description in the folder's provenance
