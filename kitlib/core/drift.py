@@ -26,7 +26,8 @@ GROUP = ["host", "run_id", "experiment", "workload", "metric"]
 
 def _configuration(rows: pd.DataFrame) -> list[str]:
     """The columns that make a configuration (all but run bookkeeping), and the run."""
-    found = [c for c in rows.columns if c not in BOOKKEEPING_COLUMNS and rows[c].notna().any()]
+    present = rows.notna().any()  # one pass over the frame, not one per column
+    found = [c for c in rows.columns if c not in BOOKKEEPING_COLUMNS and present[c]]
     return list(dict.fromkeys([*found, "run_id"] if "run_id" in rows.columns else found))
 
 

@@ -264,6 +264,7 @@ def _explorer_view(browser) -> tuple[str, int, str] | None:
     return images[-1].get_attribute("src"), int(images[-1].get_property("naturalHeight")), tables[-1].text
 
 
+@pytest.mark.extended  # JupyterLab in a browser: the tour chapter; the claims notebook: papermill
 def test_the_claims_notebook_runs_in_jupyterlab_and_its_explorer_answers(lab, browser, tmp_path):
     from selenium.webdriver.support.ui import Select
 

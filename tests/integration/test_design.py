@@ -25,6 +25,7 @@ def test_quick_redis_run_gets_hit(root_netns, isolated_dirs, capsys):
     assert records["measured_requests"].iloc[0] > 20_000
 
 
+@pytest.mark.extended  # a replica label: the design tests in tests/unit, a run in test_quick_redis_run_gets_hit
 @pytest.mark.slow
 @pytest.mark.netns
 def test_a_replica_series_measures_the_noise_floor(root_netns, isolated_dirs, capsys):

@@ -54,6 +54,7 @@ def _bridge_exists(name: str) -> bool:
     return subprocess.run(["ip", "link", "show", name], capture_output=True).returncode == 0
 
 
+@pytest.mark.extended  # a failing point among kept ones: the full disk under mariadb
 @pytest.mark.timeout(1200)
 def test_docker_daemon_stopped_mid_run_fails_docker_points_and_keeps_native_ones(
     docker_client, private_engine, isolated_dirs

@@ -104,6 +104,7 @@ def test_a_fleet_run_brings_back_a_verified_bundle_from_each_host(two_hosts, tmp
     assert [kit_processes_in(results / n / record["label"]) for n in ("lab-a", "lab-b")] == [[], []]
 
 
+@pytest.mark.extended  # a fleet's bundles: the fleet run of two hosts
 def test_a_host_lost_mid_run_is_named_and_the_other_completes(two_hosts, tmp_path):
     fleet_file, hosts, results = two_hosts
     output = tmp_path / "bundles"
@@ -128,6 +129,7 @@ def test_a_host_lost_mid_run_is_named_and_the_other_completes(two_hosts, tmp_pat
     wait_for(lambda: kit_processes_in(gone) == [], 120, what="the lost host's kit to stop")
 
 
+@pytest.mark.extended  # a fleet's bundles: the fleet run of two hosts
 @pytest.mark.parametrize("two_hosts", [{"internet": True}], indirect=True)  # lab-a installs from PyPI
 def test_fleet_install_sets_the_project_up_on_a_host_and_names_one_it_cannot_reach(two_hosts, tmp_path):
     fleet_file, hosts, results = two_hosts

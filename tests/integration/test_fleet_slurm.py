@@ -60,6 +60,7 @@ def cluster(root_netns, tmp_path):
         assert host.leftovers() == [], host.leftovers()
 
 
+@pytest.mark.extended  # a fleet's bundles: the fleet run of two hosts over SSH
 def test_a_slurm_job_array_brings_back_a_verified_bundle_from_each_node(cluster, tmp_path):
     fleet_file, slurm, results = cluster
     output = tmp_path / "bundles"
@@ -85,6 +86,7 @@ def test_a_slurm_job_array_brings_back_a_verified_bundle_from_each_node(cluster,
     print(f"slurm fleet: {[h['target'] for h in record['hosts']]}, {len(machines)} machines")
 
 
+@pytest.mark.extended  # a fleet's bundles: the fleet run of two hosts over SSH
 def test_a_cancelled_task_is_named_and_the_other_completes(cluster, tmp_path):
     fleet_file, slurm, results = cluster
     output = tmp_path / "bundles"

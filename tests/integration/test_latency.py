@@ -29,6 +29,12 @@ def test_quick_notebook_run(docker_client, root_netns, bench_image, isolated_dir
         "quotas": [1000, 10000],
         "sizes_kb": [1, 64],
         "work": 200,
+        # storage at its smallest: one write size, copy-up size and two layer counts tell overlay from a volume
+        "write_sizes_kb": [4],
+        "file_operations": 300,
+        "copyup_sizes_mb": [1],
+        "layers": [1, 2],
+        "tree_files": 50,
     }
     execute(paths.notebooks_root() / "experiments" / "latency.ipynb", results / "latency.ipynb", parameters)
     records = pd.read_csv(next(results.glob("latency/*/records.csv")))

@@ -69,6 +69,7 @@ def check_run(result, host, docker_client):
     return session
 
 
+@pytest.mark.extended  # a remote host's runs: a third host runs the client, redis on a remote native host
 def test_redis_and_rr_latency_on_a_remote_host_with_its_own_engine(namespace_host, docker_client, tmp_path):
     host = namespace_host
     hosts = str(write_inventory(host, tmp_path))

@@ -39,6 +39,7 @@ def qemu_tcg(docker_client, root_netns, bench_image):
     return bench_image
 
 
+@pytest.mark.extended  # boot, run and removal: the redis notebook on qemu-tcg
 @pytest.mark.slow
 @pytest.mark.vm
 def test_guest_boots_runs_a_microbenchmark_and_is_removed(qemu_tcg):
@@ -136,6 +137,7 @@ def test_a_signal_during_a_vm_run_removes_everything(qemu_tcg, isolated_dirs, si
     print(f"{sig.name} during a TCG guest's run: nothing left, clean-up {time.monotonic() - started:.1f} s")
 
 
+@pytest.mark.extended  # the guest's run path and its label: the redis notebook on qemu-tcg
 @pytest.mark.slow
 @pytest.mark.vm
 @pytest.mark.timeout(1200)
@@ -160,6 +162,7 @@ def test_docker_inside_the_guest_serves_the_peer_and_is_never_called_kvm(qemu_tc
     assert vm_leftovers(os.getpid()) == []
 
 
+@pytest.mark.extended  # the guest's run path and its label: the redis notebook on qemu-tcg
 @pytest.mark.slow
 @pytest.mark.vm
 def test_the_web_tier_runs_in_the_guest_and_in_docker_inside_it_labelled_as_emulation(qemu_tcg, isolated_dirs):

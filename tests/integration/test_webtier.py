@@ -112,6 +112,7 @@ def test_two_tiers_put_the_database_in_a_second_container_behind_nat(
     assert leftovers(docker_client) == []
 
 
+@pytest.mark.extended  # the web tier's run: its quick notebook
 def test_two_instances_pinned_run_at_once_each_with_its_own_users(
     docker_client, root_netns, bench_image, isolated_dirs
 ):

@@ -328,7 +328,8 @@ def configuration_columns(rows: pd.DataFrame) -> list[str]:
     """Columns that make records different configurations: all but run bookkeeping and the options an
     environment label carries (quota, shares, filesystem, numa, …)."""
     skip = BOOKKEEPING | ENV_OPTION_COLUMNS
-    return [c for c in rows.columns if c not in skip and rows[c].notna().any()]
+    present = rows.notna().any()  # one pass over the frame, not one per column
+    return [c for c in rows.columns if c not in skip and present[c]]
 
 
 def _keyed(rows: pd.DataFrame, columns: list[str]) -> pd.Series:

@@ -10,6 +10,7 @@ runtime's state goes too) and the shim is stopped.
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,9 @@ PROC = Path("/proc")
 ENGINE_NAMESPACE = "moby"
 #: how long a stopped shim may take to exit before it is killed
 STOP_GRACE_S = 5.0
+#: how long the shim of a container the engine just removed may take to exit by itself: within it,
+#: a shim still there is finishing its work, not stranded
+SETTLE_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,19 @@ def release(stranded: Stranded, runsc: str = "runsc") -> str:
     return f"stranded shim {stranded.shim_pid} of container {stranded.container_id[:12]} (its engine had removed it)"
 
 
+def settled(client, only: str | None = None, within_s: float = SETTLE_S) -> list[Stranded]:
+    """The engine's shims still there without their container once `within_s` has passed (or
+    none is left): a shim exits shortly after its container is removed, so one seen at once is not
+    yet stranded. `only`: that container's shim alone."""
+    deadline = time.monotonic() + within_s
+    while True:
+        known = {container.id for container in client.containers.list(all=True)}
+        found = [item for item in find(known) if only is None or item.container_id == only]
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.2)
+
+
 def release_all(client, only: str | None = None) -> list[str]:
     """Release every stranded shim of the engine `client` talks to (or only container `only`'s)."""
-    known = {container.id for container in client.containers.list(all=True)}
-    return [release(item) for item in find(known) if only is None or item.container_id == only]
+    return [release(item) for item in settled(client, only)]
