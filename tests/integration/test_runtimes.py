@@ -46,7 +46,7 @@ def no_stranded_shims(client) -> bool:
 @pytest.mark.parametrize(
     "experiment",
     # net: the engine and runtime path the other three run, at several times their time
-    [pytest.param(name, marks=pytest.mark.extended) if name == "net" else name for name in sorted(TINY)],
+    ["block", pytest.param("net", marks=pytest.mark.extended), "redis", "startup"],
 )
 def test_each_experiment_runs_under_each_runtime(experiment, runtime_labels, docker_client, isolated_dirs):
     plan = kitlib.plan(experiment, environments=runtime_labels, repetitions=1, **TINY[experiment])
