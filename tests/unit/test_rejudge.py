@@ -46,22 +46,29 @@ def test_a_point_with_one_probe_near_the_usual_figure_stays():
     assert late == []  # 80 is 93% of 86, within the floor; 92 is 107%, so only one probe is above 111%
 
 
-def test_points_out_of_attempts_are_left_and_one_disturbed_in_every_attempt_gets_one_more():
-    units = _run([], rest=8, level=86.0)
+def test_a_point_on_its_last_attempt_or_disturbed_in_every_one_gets_one_more_and_never_a_second():
+    units = _run([], rest=9, level=86.0)
     units += [
         _unit("disturbed", 40.0, 40.0, attempt=3, disturbed=["machine at 47% of its usual capacity < 90%"]),
         _unit("once_more_too", 40.0, 40.0, attempt=4, disturbed=["machine at 47% of its usual capacity < 90%"]),
         _unit("last", 40.0, 40.0, attempt=3),
+        _unit("measured_once_more", 40.0, 40.0, attempt=4),
         _unit("discarded", 40.0, 40.0, status="discarded"),
     ]
     late, kept = rejudge.to_measure_again(units, Rule())
-    assert kept is None and [(p.key, p.exhausted) for p in late] == [("disturbed", True)]
-    assert late[0].reason == (
+    assert kept is None and [(p.key, p.exhausted) for p in late] == [("last", False), ("disturbed", True)]
+    assert late[0].reason.endswith("< 90% (its last of 3 attempts: measured once more)"), late[0].reason
+    assert late[1].reason == (
         "disturbed in every one of its 3 attempts (machine at 47% of its usual capacity < 90%): measured once "
         "more at the run's end, after its other points"
     )
     more, _ = rejudge.to_measure_again(units, Rule(max_attempts=4))  # the third attempt is no longer the last
-    assert [(p.key, p.exhausted) for p in more] == [("last", False), ("once_more_too", True)]
+    assert [(p.key, p.exhausted) for p in more] == [
+        ("last", False),
+        ("measured_once_more", False),
+        ("once_more_too", True),
+    ]
+    assert "last of" not in more[0].reason and "(its last of 4 attempts: measured once more)" in more[1].reason
 
 
 def test_a_run_disturbed_all_along_measures_none_once_more():

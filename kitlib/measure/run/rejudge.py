@@ -8,7 +8,9 @@ probes read 93.5% and 90.1% of the usual figure then, and the later probes put t
 run's own. So at a run's end every point that counts is held against the median of all the run's probes
 of its kind, by the same rule (`interference.Rule.capacity_reasons`, its floor lowered where the whole
 run's probes spread widely); a point the rule now calls
-disturbed is measured again, the reason kept with the attempt it replaces, while it has attempts left.
+disturbed is measured again, the reason kept with the attempt it replaces: within its attempts, or,
+where it was kept on its last, once more beyond them (it counted only because its own moment's figure
+was the slowed machine's, as suspect as a point disturbed in every attempt).
 
 Bounded: once per `run_plan`, and only where the points found are at most a third of the run's probed
 points. A majority of points defines a usual figure; a machine with two regimes of about equal length has
@@ -79,7 +81,7 @@ def whole_run_usual(units: list[dict[str, Any]]) -> dict[str, float]:
 
 def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late], str | None]:
     """The run's counted points (its unit files, `RunStore.units`) the rule calls disturbed against the
-    whole run's usual figure, with attempts left; and, where there are too many to measure again, why
+    whole run's usual figure, not yet measured beyond their attempts; and, where there are too many to measure again, why
     none is (the list is then empty)."""
     readings_of = _whole_run_readings(units)
     usual = {kind: statistics.median(values) for kind, values in readings_of.items()}
@@ -94,17 +96,23 @@ def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late
             continue
         probed += 1
         judged = unit.get("interference") or {}
-        if judged.get("disturbed") or int(judged.get("attempt") or 1) >= rule.max_attempts:
-            continue  # already counted as disturbed, or out of attempts: it stays as it is
+        attempt = int(judged.get("attempt") or 1)
+        if judged.get("disturbed") or attempt > rule.max_attempts:
+            continue  # counted as disturbed (`once_more` may take it), or measured once more already
         figure, then = usual[probes["kind"]], probes.get("usual")
         said = rule.capacity_reasons(round(100.0 * min(before, after) / figure, 1), spread[probes["kind"]])
         if said:
             figures = f"{figure:.4g}" + (f"; {then:.4g} when it ran" if isinstance(then, int | float) else "")
+            last = (
+                f" (its last of {rule.max_attempts} attempts: measured once more)"
+                if attempt == rule.max_attempts
+                else ""
+            )
             late.append(
                 Late(
                     unit["key"],
                     f"judged at the run's end against the whole run's usual {probes['kind']} probe figure "
-                    f"({figures}): {'; '.join(said)}",
+                    f"({figures}): {'; '.join(said)}{last}",
                 )
             )
     if len(late) > MAX_SHARE * probed:
