@@ -1,6 +1,6 @@
 """The machine's capacity around a point: a short run of the kit's own STREAM (memory-bound points) or
 LINPACK (CPU-bound points, and client-server points whose figure is CPU time: Redis, sysbench's OLTP,
-nuttcp, sockperf) on the point's CPUs, server's and client's, just before and just after it, against the
+nuttcp, sockperf, the web tier, the scale-out instances) on the point's CPUs, server's and client's, just before and just after it, against the
 usual figure of the same probe in the same run.
 
 Why: on a cloud guest another tenant's memory traffic, or the host lowering the clock, slows a point

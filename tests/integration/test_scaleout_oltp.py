@@ -30,6 +30,7 @@ def test_quick_oltp_scaleout_records_every_instance_and_the_aggregate(
     assert set(tps["instance"].astype(str)) == {*(str(i) for i in range(instances)), "all"}
     assert set(records["placement"]) == {"default", "pinned"} and (records["instances"] == instances).all()
     assert records["placement_applicable"].notna().all() and records["threads"].notna().all()
+    assert records["capacity_pct"].notna().all() and (records["capacity_pct"] > 0).all()  # probed around each
     for (_, _), part in tps.groupby(["env", "placement"]):
         aggregate = part.loc[part["instance"].astype(str) == "all", "value"].iloc[0]
         each = part.loc[part["instance"].astype(str) != "all", "value"].sum()

@@ -50,6 +50,8 @@ def test_quick_notebook_run_measures_every_operation_over_the_steady_window(
     assert not (run_dir / "failures.csv").exists()
     records = pd.read_csv(run_dir / "records.csv")
     assert set(records["env"]) == set(ENVS) and set(records["users"]) == {10, 30, 60}
+    # the machine's capacity probed around every point, as around Redis's
+    assert records["capacity_pct"].notna().all() and (records["capacity_pct"] > 0).all()
     added = json.loads((run_dir / "extensions.json").read_text())["extensions"]
     assert sorted(e["environments"][0] for e in added) == sorted(ENVS)
     assert all(e["points"] == [{"users": 60}] and "peak-users search" in e["why"][0] for e in added)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+from kitlib.measure import capacity
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.experiments.base import Workload
 
@@ -38,6 +39,9 @@ def place(places: Sequence[Environment], pids: Sequence[str], cpus: Sequence[int
 class ScaledOutWorkload(Workload):
     """A workload of `params.instances` servers, one port and one SUT CPU each, with their homes,
     PIDs (as their environment sees them) and the addresses the peer reaches them at."""
+
+    #: the instances share the machine's CPUs: their aggregate moves with a host that slows them
+    capacity_probe = capacity.CPU
 
     def __init__(self, params: BaseModel):
         super().__init__(params)

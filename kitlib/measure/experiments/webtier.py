@@ -26,6 +26,7 @@ from typing import Any
 
 from kitlib.core.errors import EnvironmentUnavailable
 from kitlib.core.records import Measurement
+from kitlib.measure import capacity
 from kitlib.measure.environments.base import Environment, write_text
 from kitlib.measure.experiments import instances
 from kitlib.measure.experiments.base import Experiment, RawResult, Workload
@@ -61,6 +62,9 @@ class CloudstoneWorkload(Workload):
     duration_parameter = "steady_s"
     time_bound = True
     search = "peak-users search"
+    #: PHP, NGINX, MariaDB and the load generator spend the point on CPU time: a host that slows the
+    #: point's CPUs moves its throughput and latency as it moves Redis's
+    capacity_probe = capacity.CPU
 
     def __init__(self, params: WebtierParams):
         super().__init__(params)

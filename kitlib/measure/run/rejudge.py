@@ -81,8 +81,8 @@ def whole_run_usual(units: list[dict[str, Any]]) -> dict[str, float]:
 
 def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late], str | None]:
     """The run's counted points (its unit files, `RunStore.units`) the rule calls disturbed against the
-    whole run's usual figure, not yet measured beyond their attempts; and, where there are too many to measure again, why
-    none is (the list is then empty)."""
+    whole run's usual figure, not yet measured beyond their attempts; and, where there are too many to
+    measure again, why none is (the list is then empty)."""
     readings_of = _whole_run_readings(units)
     usual = {kind: statistics.median(values) for kind, values in readings_of.items()}
     spread = {kind: capacity.spread_pct(values) for kind, values in readings_of.items()}
