@@ -1,7 +1,7 @@
 """The machine's capacity around a point: a short run of the kit's own STREAM (memory-bound points) or
 LINPACK (CPU-bound points, and client-server points whose figure is CPU time: Redis, sysbench's OLTP,
-nuttcp, sockperf, the web tier, the scale-out instances) on the point's CPUs, server's and client's, just before and just after it, against the
-usual figure of the same probe in the same run.
+nuttcp, sockperf, the web tier, the scale-out instances) on the point's CPUs, server's and client's,
+just before and just after it, against the usual figure of the same probe in the same run.
 
 Why: on a cloud guest another tenant's memory traffic, or the host lowering the clock, slows a point
 while leaving no trace in anything the guest can count: no steal, no process of its own. In the

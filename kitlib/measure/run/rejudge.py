@@ -12,7 +12,8 @@ disturbed is measured again, the reason kept with the attempt it replaces: withi
 where it was kept on its last, once more beyond them (it counted only because its own moment's figure
 was the slowed machine's, as suspect as a point disturbed in every attempt).
 
-Bounded: once per `run_plan`, and only where the points found are at most a third of the run's probed
+Bounded: once per `run_plan` that measured something (a resumed run with nothing left was judged at its
+own end), and only where the points found are at most a third of the run's probed
 points. A majority of points defines a usual figure; a machine with two regimes of about equal length has
 none, and measuring half a run again would only move the split. Such a run keeps its points, said so.
 

@@ -194,7 +194,9 @@ def run_plan(
             if step:
                 what = ", ".join(sorted({u.workload.search for u in step}))
                 _execute(plan, store, step, progress=progress, image=image, base_image=base_image, what=what)
-        again, exhausted = _reopen_late_points(plan, store, workloads)
+        # the run's end judges what this call measured: a run resumed with nothing left to measure was
+        # judged at its own end, and judging it again would only move its points by the probes' noise
+        again, exhausted = _reopen_late_points(plan, store, workloads) if todo else ([], 0)
         if again:
             measured = {u.key for u in todo}
             todo += [u for u in again if u.key not in measured]
