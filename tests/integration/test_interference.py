@@ -318,7 +318,7 @@ def test_points_measured_before_the_machine_changed_are_measured_again_at_the_ru
             continue
         probes = small["interference"][rejudge.ENTRY]
         share = 100.0 * min(probes["before"], probes["after"]) / usual
-        if share >= scenario_rule().min_capacity_pct:  # a host whose second CPU is busy gives two no more than one
+        if not scenario_rule().capacity_reasons(share):  # a host whose second CPU is busy gives two no more than one
             unjudged.append(f"one CPU's probes at {share:.0f}% of the whole machine's: no smaller machine")
             continue
         two_regimes = [n for n in notices if "two regimes" in n]

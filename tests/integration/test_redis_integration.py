@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import nbformat
 import pandas as pd
 import pytest
 
 import kitlib
 from kitlib.core import paths
+from kitlib.measure.store import RunStore
 from kitlib.notebooks import execute
 
 from ..conftest import leftovers, plan_session
@@ -130,9 +129,8 @@ def test_a_time_bound_point_records_how_steady_each_phase_was(root_netns, isolat
     assert set(throughput["op"]) == {"SET", "GET", "mix"}
     assert (throughput["point_seconds"] == 1.5).all()
     assert throughput["steady"].notna().all() and (throughput["warmup_s"] >= 0).all()
-    # the kept attempt's file: one disturbed by a busy host is kept beside it as `….attemptN.json`
-    (unit_file,) = [f for f in (results / "redis" / plan.run_id / "units").glob("*.json") if ".attempt" not in f.name]
-    unit = json.loads(unit_file.read_text())
+    # the kept attempt: one disturbed by a busy host is kept beside it, discarded
+    (unit,) = [u for u in RunStore(outcome.root).units() if u["status"] == "ok"]
     steadiness = unit["steady"]
     # a phase runs the requests the warm-up's rate gives for 1.5 s, so its length follows this machine:
     # its ticks are one per quarter second of the phase the records time, the first left out
