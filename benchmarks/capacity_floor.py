@@ -6,7 +6,7 @@ nothing and, where all its attempts are flagged, left out of the claims. Printed
 90% floor (and 111% ceiling) and for the floor the probes' own spread gives
 (`interference.Rule.capacity_floor`): the usual figure and the spread are the run's so far, as the runner
 reads them (`capacity.RunCapacity`). Run:
-    PYTHONPATH=$PWD python benchmarks/capacity_floor.py [points] [cpu|memory]
+    PYTHONPATH=$PWD python benchmarks/capacity_floor.py [points] [cpu|memory|wakeup]
 """
 
 from __future__ import annotations

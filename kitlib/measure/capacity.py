@@ -1,14 +1,19 @@
-"""The machine's capacity around a point: a short run of the kit's own STREAM (memory-bound points) or
-LINPACK (CPU-bound points, and client-server points whose figure is CPU time: Redis, sysbench's OLTP,
-nuttcp, sockperf, the web tier, the scale-out instances) on the point's CPUs, server's and client's,
-just before and just after it, against the usual figure of the same probe in the same run.
+"""The machine's capacity around a point: a short run of the kit's own STREAM (memory-bound points),
+LINPACK (CPU-bound points, and client-server points whose figure is CPU time: Redis with many requests
+in flight, sysbench's OLTP, nuttcp, the web tier, the scale-out instances) or wake-up ping-pong
+(client-server points that wait on the other side: a round trip of sockperf or netperf, Redis with few
+requests in flight) on the point's CPUs, server's and client's, just before and just after it, against
+the usual figure of the same probe in the same run.
 
 Why: on a cloud guest another tenant's memory traffic, or the host lowering the clock, slows a point
 while leaving no trace in anything the guest can count: no steal, no process of its own. In the
 sample's STREAM one native point read 28.9 GB/s beside 44.3 and 42.1, with 0.0% steal and 0.7% of the
 machine in other processes. A probe bracketing the point sees the machine the point saw. The probe
 runs outside the point's measured interval and on the host, whatever the environment (a container or
-guest shares the host's memory and CPUs).
+guest shares the host's memory and CPUs). A busy host also slows the wake-ups between a guest's CPUs
+(each an interrupt through the hypervisor) more than its arithmetic: around one-connection Redis points
+the LINPACK probe hardly followed the points' rates where the wake-up probe did
+(`benchmarks/probe_tracks_point.py`).
 
 `capacity_pct` is the lower of the two probes in % of the run's usual figure: the median of every
 probe of that kind the run made so far, seeded by `SEED_READINGS` probes before its first point. The
@@ -40,10 +45,12 @@ from kitlib.core import caches, paths
 from kitlib.core.errors import ParseError
 from kitlib.core.procs import child_env
 from kitlib.measure.image import SOURCES
-from kitlib.measure.parsers import kit_linpack, kit_stream
+from kitlib.measure.parsers import kit_linpack, kit_pingpong, kit_stream
 
 #: probe kinds: the program, its arguments and the figure read from it
-MEMORY, CPU = "memory", "cpu"
+MEMORY, CPU, WAKEUP = "memory", "cpu", "wakeup"
+#: each kind's program among the kit's own (`kitlib/measure/image/src`)
+PROGRAMS = {MEMORY: "kit-stream", CPU: "kit-linpack", WAKEUP: "kit-pingpong"}
 #: probes taken before a run's first point of a kind, so its first point has a usual figure to meet, and
 #: a spread (`spread_pct`) from its seeds and its own two probes
 SEED_READINGS = 5
@@ -53,6 +60,9 @@ PROBE_TIMEOUT_S = 60.0
 LINPACK_N = 1500
 LINPACK_TRIALS = 3
 STREAM_NTIMES = 5
+#: round trips of the wake-up probe between the point's first and last CPU (a few tenths of a second
+#: on a 2-vCPU guest, where one crossing of CPUs costs tens of microseconds)
+PINGPONG_ROUND_TRIPS = 3000
 #: how long a point found disturbed by a slowed machine waits, at most, for the machine to come back before
 #: it is measured again; the dips seen on a cloud guest lasted 1 to 20 s, and attempts taken back to back
 #: inside one (3 s apart) all read it: a wait lets the next attempt see the machine the others did
@@ -108,21 +118,27 @@ def host_program(name: str) -> Path | None:
 
 
 def probe_argv(kind: str, program: Path, cpus: list[int]) -> list[str]:
+    if kind == WAKEUP:  # the program pins its two processes itself: the point's first and last CPU
+        ends = sorted(cpus or os.sched_getaffinity(0))
+        return [str(program), str(PINGPONG_ROUND_TRIPS), str(ends[0]), str(ends[-1])]
     args = [str(stream_elements()), str(STREAM_NTIMES)] if kind == MEMORY else [str(LINPACK_N), str(LINPACK_TRIALS)]
     pin = ["taskset", "-c", ",".join(map(str, cpus))] if cpus and shutil.which("taskset") else []
     return [*pin, str(program), *args]
 
 
 def read_probe(kind: str, output: str, source: str = "capacity probe") -> float:
-    """The probe's figure: STREAM Triad's best pass in GB/s, or Linpack's GFLOPS over its counted trials."""
+    """The probe's figure: STREAM Triad's best pass in GB/s, Linpack's GFLOPS over its counted trials, or
+    the round trips per second between two CPUs."""
     if kind == MEMORY:
         return next(m.value for m in kit_stream.parse(output, source) if m.dims.get("kernel") == "Triad")
+    if kind == WAKEUP:
+        return next(m.value for m in kit_pingpong.parse(output, source) if m.metric == "round_trips_per_s")
     return next(m.value for m in kit_linpack.parse(output, source) if m.metric == "gflops")
 
 
 def run_probe(kind: str, cpus: list[int]) -> float | None:
     """One probe on `cpus` (all of them the point uses); None when there is no probe or it failed."""
-    program = host_program("kit-stream" if kind == MEMORY else "kit-linpack")
+    program = host_program(PROGRAMS[kind])
     if program is None:
         return None
     env = {**child_env(), "OMP_NUM_THREADS": str(len(cpus) or os.cpu_count() or 1)}

@@ -194,7 +194,7 @@ def estimate(plan, units: Iterable, *, history_root: Path | None = None, calibra
             seconds, source = modelled * slow, "model"
         else:
             seconds, source = DEFAULT_POINT_SECONDS * slow, "default"
-        if source != "history" and unit.workload.capacity_probe:
+        if source != "history" and unit.workload.probe_kind(unit.point):
             seconds += PROBES_SECONDS
         result.unit_seconds.append(seconds)
         result.sources[source] = result.sources.get(source, 0) + 1

@@ -8,6 +8,7 @@ import pytest
 
 import kitlib
 from kitlib.core import paths
+from kitlib.measure import capacity
 from kitlib.measure.store import RunStore
 from kitlib.notebooks import execute
 
@@ -48,6 +49,9 @@ def test_notebook_runs_all_three_environments_and_resumes(docker_client, root_ne
     assert (records["key_length"] == 12).all() and (records["value_size"] == 50).all()
     # server's and client's CPUs probed around every point, in % of the run's usual figure
     assert records["capacity_pct"].notna().all() and (records["capacity_pct"] > 0).all()
+    counted = [u for u in RunStore(run_dir).units() if u["status"] == "ok"]
+    kinds = {u["interference"]["capacity_probes"]["kind"] for u in counted}
+    assert kinds == {capacity.WAKEUP}, "10 and 80 requests in flight wait on wake-ups: the wake-up probe"
 
     session = plan_session(run_dir)
     assert session["peer"]["kind"] == "netns" and session["peer"]["reaches_nat"] is True

@@ -13,7 +13,7 @@ import pytest
 
 import kitlib
 from kitlib.measure.host import ssh
-from tests.conftest import write_inventory
+from tests.conftest import plan_session, write_inventory
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
@@ -48,7 +48,7 @@ def processes_in(host) -> list[str]:
 def check_run(result, host, docker_client):
     assert result.failures.empty, result.failures.to_string()
     assert set(result.records["env"]) == set(ENVS)
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     facts = session["sut_hosts"][host.target]
     assert facts["os"]["hostname"] == host.hostname, "the remote host's facts, not this machine's"
     assert set(result.records["host"]) == {facts["host_id"]} != {session["host_id"]}
@@ -62,10 +62,11 @@ def check_run(result, host, docker_client):
     assert session["environments"]["native"]["remote_host"] == host.target
     # nothing left on either host: containers and volumes on both engines, processes in the remote one
     assert remote(host, "docker ps -aq; docker volume ls -q").strip() == ""
-    run_label = session["run_label"]
-    assert not docker_client.containers.list(all=True, filters={"label": f"org.kitlib.run={run_label}"})
     assert processes_in(host) == []
-    assert remote(host, f"ls -d /var/tmp/{run_label}-* 2>/dev/null || true").strip() == ""
+    for later in json.loads((result.root / "provenance.json").read_text())["sessions"]:
+        run_label = later["run_label"]  # every session's, a point measured again at the run's end too
+        assert not docker_client.containers.list(all=True, filters={"label": f"org.kitlib.run={run_label}"})
+        assert remote(host, f"ls -d /var/tmp/{run_label}-* 2>/dev/null || true").strip() == ""
     return session
 
 
@@ -134,7 +135,7 @@ def test_a_third_host_runs_the_client(namespace_host, client_host, docker_client
     assert result.failures.empty, result.failures.to_string()
     assert set(result.records["peer"]) == {f"remote:{client_host.target}"}
     assert set(result.records["env"]) == {"native", "docker-nat-volume"}
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     assert session["peer"]["kind"] == "remote" and session["peer"]["host_address"] == namespace_host.address
     assert remote(namespace_host, "docker ps -aq; docker volume ls -q").strip() == ""
     assert processes_in(namespace_host) == [] and processes_in(client_host) == []

@@ -13,6 +13,8 @@ import pytest
 import kitlib
 from kitlib.core.errors import EnvironmentUnavailable
 
+from ..conftest import plan_session
+
 pytestmark = [pytest.mark.slow]
 
 
@@ -92,9 +94,7 @@ def test_redis_on_a_remote_native_host(sshd, tmp_path):
     assert result.failures.empty, result.failures.to_string()
     mix = result.records[(result.records["op"] == "mix") & (result.records["metric"] == "throughput")]
     assert sorted(mix["clients"]) == [1, 4] and (mix["value"] > 0).all()
-    import json
-
-    session = json.loads((result.root / "provenance.json").read_text())["sessions"][-1]
+    session = plan_session(result.root)
     assert session["environments"]["native"]["remote_host"] == sshd["target"]
     remote = session["sut_hosts"][sshd["target"]]
     assert set(result.records["host"]) == {remote["host_id"]}, "records name the machine that ran the server"

@@ -1,14 +1,20 @@
-"""The capacity probe's pure parts: its figure read from the kit's programs' real outputs, the sizes it
-asks for and the command it runs (the probe itself runs in tests/integration/test_interference.py)."""
+"""The capacity probe's parts: its figure read from the kit's programs' real outputs, the sizes it
+asks for and the command it runs; the wake-up probe runs here (a fraction of a second), the others in
+tests/integration/test_interference.py around real points."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from kitlib.core.errors import ParseError
 from kitlib.measure import capacity
+from kitlib.measure.experiments.net import BandwidthWorkload, RequestResponseWorkload
+from kitlib.measure.experiments.redis import RedisWorkload
+from kitlib.specs.net import NetParams
+from kitlib.specs.redis import RedisParams
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -29,6 +35,33 @@ def test_the_memory_probe_outgrows_the_cache_and_runs_pinned():
     argv = capacity.probe_argv(capacity.CPU, Path("/x/kit-linpack"), [2, 3])
     assert argv[-3:] == ["/x/kit-linpack", str(capacity.LINPACK_N), str(capacity.LINPACK_TRIALS)]
     assert argv[:3] == ["taskset", "-c", "2,3"] or argv[0] == "/x/kit-linpack"
+
+
+def test_the_wakeup_probe_crosses_the_points_first_and_last_cpu_and_reads_its_own_rate():
+    pair = (DATA / "kit-pingpong" / "native-cpus-0-1-3000.txt").read_text()
+    assert capacity.read_probe(capacity.WAKEUP, pair) == pytest.approx(28253.9)
+    argv = capacity.probe_argv(capacity.WAKEUP, Path("/x/kit-pingpong"), [3, 1, 2])
+    assert argv == ["/x/kit-pingpong", str(capacity.PINGPONG_ROUND_TRIPS), "1", "3"]
+    with pytest.raises(ParseError, match="does not follow"):  # a rate its count and time do not give
+        capacity.read_probe(capacity.WAKEUP, pair.replace("28253.9", "38253.9"))
+
+
+def test_the_wakeup_probe_runs_on_this_host_and_refuses_a_cpu_it_cannot_use():
+    if capacity.host_program("kit-pingpong") is None:
+        pytest.skip("no C compiler here to build the kit's programs")
+    mine = sorted(os.sched_getaffinity(0))
+    rate = capacity.run_probe(capacity.WAKEUP, [mine[0], mine[-1]])
+    assert rate is not None and rate > 100  # 3000 round trips in well under the probe's 60-s bound
+    assert capacity.run_probe(capacity.WAKEUP, [mine[0], max(mine) + 64]) is None  # the echo cannot be pinned
+
+
+def test_a_point_is_probed_for_the_capacity_its_figure_rests_on():
+    redis = RedisWorkload(RedisParams(clients=[1, 8, 48], seconds=2.0))
+    kinds = [redis.probe_kind({"clients": c, "pipeline": 10}) for c in (1, 8, 9, 10, 48)]
+    assert kinds == [capacity.WAKEUP, capacity.WAKEUP, capacity.WAKEUP, capacity.CPU, capacity.CPU]
+    assert redis.probe_kind({"clients": 1, "pipeline": 100}) == capacity.CPU  # 100 in flight on one connection
+    assert RequestResponseWorkload(NetParams(seconds=3.0)).probe_kind({"protocol": "tcp"}) == capacity.WAKEUP
+    assert BandwidthWorkload(NetParams(seconds=3.0)).probe_kind({"direction": "sut_rx"}) == capacity.CPU
 
 
 def test_a_share_needs_both_probes_and_a_usual_figure():

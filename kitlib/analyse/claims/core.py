@@ -706,6 +706,33 @@ def absent_reason(df: pd.DataFrame, subject: Envs) -> str:
     return f"no records of {subject.text} in these records"
 
 
+def absent_where(df: pd.DataFrame, experiment: str, metric: str, envs: Envs, equal: dict[str, object]) -> str:
+    """Why `envs` has no records of the metric where the claim looks: the environment itself, or only
+    the configuration the claim names (Redis at 4 connections where the run measured 1, 8 and 48)."""
+    every = select(df, experiment, metric)
+    present = envs.members(every["env"]) if "env" in every.columns else []
+    if not present or not equal:
+        return absent_reason(every, envs) + f" ({experiment} {metric})"
+    mine = every[every["env"].astype(str).isin(present)]
+    chosen = ", ".join(f"{column}={_shown(value)}" for column, value in sorted(equal.items()))
+    held = "; ".join(
+        f"{column} {', '.join(_shown(v) for v in sorted(mine[column].dropna().unique()))}"
+        if column in mine.columns and mine[column].notna().any()
+        else f"no {column}"
+        for column in sorted(equal)
+    )
+    return f"no {experiment} {metric} records of {envs.text} at {chosen} (its records have {held})"
+
+
+def _shown(value: object) -> str:
+    """A configuration value as a reader writes it: 4, not 4.0."""
+    if isinstance(value, (list, tuple)):
+        return " or ".join(_shown(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def compare(
     experiment: str,
     metric: str,
@@ -722,11 +749,9 @@ def compare(
         rows = select(df, experiment, metric, **equal)
         subjects, baselines = subject.members(rows["env"]), base.members(rows["env"])
         if not subjects:
-            return Verdict(
-                NOT_TESTABLE, absent_reason(select(df, experiment, metric), subject) + f" ({experiment} {metric})"
-            )
+            return Verdict(NOT_TESTABLE, absent_where(df, experiment, metric, subject, equal))
         if not baselines:
-            return missing(f"{experiment} {metric} records of {base.text}")
+            return Verdict(NOT_TESTABLE, absent_where(df, experiment, metric, base, equal))
         verdicts = []
         for env in subjects:
             for other in baselines:
@@ -784,9 +809,7 @@ def level(experiment: str, metric: str, subject: Envs, band: Band, **equal) -> C
         rows = select(df, experiment, metric, **equal)
         subjects = subject.members(rows["env"])
         if not subjects:
-            return Verdict(
-                NOT_TESTABLE, absent_reason(select(df, experiment, metric), subject) + f" ({experiment} {metric})"
-            )
+            return Verdict(NOT_TESTABLE, absent_where(df, experiment, metric, subject, equal))
         verdicts = []
         for env in subjects:
             mine = rows[rows["env"] == env]

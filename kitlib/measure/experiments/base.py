@@ -83,13 +83,18 @@ class Workload(abc.ABC):
     #: emulation lengthens size-bound points, not these (`kitlib.measure.estimate`)
     time_bound: bool = False
     #: the machine's capacity this workload's figure rests on, probed around each point (`kitlib.measure.capacity`:
-    #: "memory" or "cpu"; None: not probed)
+    #: "memory", "cpu" or "wakeup"; None: not probed); `probe_kind` may choose per point
     capacity_probe: str | None = None
     #: what `next_points` searches for, in the words extensions.json gives as the reason for its points
     search: str = "search"
 
     def __init__(self, params: BaseModel):
         self.params = params
+
+    def probe_kind(self, point: dict[str, Any]) -> str | None:
+        """The capacity probe that follows this point's figure: the workload's, unless its points rest
+        on different capacities (Redis: wake-ups with few requests in flight, CPU time with many)."""
+        return self.capacity_probe
 
     @abc.abstractmethod
     def points(self) -> list[dict[str, Any]]:

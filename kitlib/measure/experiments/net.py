@@ -105,8 +105,9 @@ class RequestResponseWorkload(Workload):
     ports_needed = PORTS
     duration_parameter = "seconds"
     time_bound = True
-    #: a round trip's microseconds are the CPU time of both stacks and the two programs
-    capacity_probe = capacity.CPU
+    #: one transaction in flight: each round trip wakes the other side on its CPU twice, the path the
+    #: wake-up probe times (`kitlib.measure.capacity`), which a busy host slows while arithmetic runs on
+    capacity_probe = capacity.WAKEUP
 
     def intervals(self, raw: RawResult, source: str) -> tuple[list[float], float] | None:
         """sockperf's round trips per window (netperf reports none: its points are not sized)."""

@@ -33,6 +33,7 @@ _MODULES = {
     "kit-stream": "kitlib.measure.parsers.kit_stream",
     "kit-gups": "kitlib.measure.parsers.kit_gups",
     "kit-linpack": "kitlib.measure.parsers.kit_linpack",
+    "kit-pingpong": "kitlib.measure.parsers.kit_pingpong",
     "xz": "kitlib.measure.parsers.xz",
     "fio": "kitlib.measure.parsers.fio",
     "fio-iops-log": "kitlib.measure.parsers.fio_iops_log",

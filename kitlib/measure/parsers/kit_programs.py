@@ -1,4 +1,5 @@
-"""What the kit's own measuring programs (kit-stream, kit-gups, kit-linpack) print, read strictly.
+"""What the kit's own measuring programs (kit-stream, kit-gups, kit-linpack, kit-pingpong) print,
+read strictly.
 
 Each prints `key value …` lines: first `<program> source <digest>`, last `end`, which it writes only
 after its result validated. An output without that last line was cut off or failed, and is refused;

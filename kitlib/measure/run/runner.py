@@ -393,7 +393,7 @@ def _run_unit(
     profile_s = unit.workload.profile_seconds()
     seconds = max(profile_s, sizes.get(size_key, 0.0)) if profile_s is not None else None
     discarded = store.attempts_of(unit.key)
-    kind = unit.workload.capacity_probe if probes is not None else None
+    kind = unit.workload.probe_kind(unit.point) if probes is not None else None
     first = len(discarded) + 1
     for attempt in range(first, max(rule.max_attempts, first) + 1):
         kept, grown = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes)
@@ -437,7 +437,7 @@ def _attempt_unit(
     started = time.monotonic()
     raw = None
     grown = None
-    kind = unit.workload.capacity_probe if probes is not None else None
+    kind = unit.workload.probe_kind(unit.point) if probes is not None else None
     try:
         before = probes.before(kind) if kind else None
         with _sampler(unit, env, plan) as sampler:

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Build the kit's measuring programs (kit-stream, kit-gups, kit-linpack) into OUTDIR with the C
-# compiler and OpenBLAS of the system it runs on: the benchmark image builds them with this script,
+# Build the kit's measuring programs (kit-stream, kit-gups, kit-linpack, kit-pingpong) into OUTDIR with
+# the C compiler and OpenBLAS of the system it runs on: the benchmark image builds them with this script,
 # and `native` builds them on the host the same way. Each binary carries its source's digest.
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
@@ -16,3 +16,4 @@ build() {
 build kit-stream kit_stream.c -lm
 build kit-gups kit_gups.c
 build kit-linpack kit_linpack.c -lopenblas -lm
+build kit-pingpong kit_pingpong.c
