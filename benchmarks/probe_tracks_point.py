@@ -23,6 +23,7 @@ import time
 
 import scipy.stats
 
+from kitlib.core import procs
 from kitlib.measure import capacity, cpus
 from kitlib.measure.parsers import redis_benchmark
 
@@ -38,42 +39,28 @@ def free_port() -> int:
 @contextlib.contextmanager
 def redis_server(cpu: int, port: int):
     """A redis-server on `port` of the loopback, pinned to `cpu`, without persistence; stopped on exit."""
+    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     server = subprocess.Popen(
-        ["taskset", "-c", str(cpu), "redis-server", "--port", str(port), "--bind", "127.0.0.1"]
-        + ["--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        procs.pinned(argv, [cpu]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
     try:
         deadline = time.monotonic() + 10
-        while (
-            subprocess.run(["redis-cli", "-p", str(port), "PING"], capture_output=True, text=True).stdout.strip()
-            != "PONG"
-        ):
+        ping = ["redis-cli", "-p", str(port), "PING"]
+        while subprocess.run(ping, capture_output=True, text=True, timeout=10).stdout.strip() != "PONG":
             if time.monotonic() > deadline or server.poll() is not None:
                 raise SystemExit("redis-server did not answer within 10 s")
             time.sleep(0.1)
         yield
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        procs.kill_group(server)
+        server.wait()
 
 
 def point(cpu: int, port: int, requests: int, clients: int) -> float:
     """One GET point: requests per second as redis-benchmark reports them."""
-    done = subprocess.run(
-        ["taskset", "-c", str(cpu), "redis-benchmark", "-p", str(port), "-c", str(clients), "-P", "10"]
-        + ["-n", str(requests), "-r", "2000", "-t", "get", "--csv"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    argv = ["redis-benchmark", "-p", str(port), "-c", str(clients), "-P", "10", "-n", str(requests)]
+    argv += ["-r", "2000", "-t", "get", "--csv"]
+    done = subprocess.run(procs.pinned(argv, [cpu]), capture_output=True, text=True, timeout=120, check=True)
     return next(m.value for m in redis_benchmark.parse(done.stdout, "point") if m.metric == "throughput")
 
 
@@ -111,5 +98,11 @@ def main(rounds: int, requests: int, clients: int) -> None:
 
 
 if __name__ == "__main__":
-    given = [int(a) for a in sys.argv[1:4]]
-    main(*given, *(40, 200_000, 8)[len(given) :])
+    try:
+        given = [int(a) for a in sys.argv[1:4]]
+    except ValueError:
+        sys.exit(__doc__.rsplit("Run:", 1)[1])
+    rounds, requests, clients = [*given, *(40, 200_000, 8)[len(given) :]]
+    if rounds < 3 or requests < 1000 or not 1 <= clients <= 1000:
+        sys.exit("rounds ≥ 3 (a rank correlation needs them), requests ≥ 1000, 1 ≤ connections ≤ 1000")
+    main(rounds, requests, clients)
