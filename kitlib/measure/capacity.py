@@ -60,8 +60,8 @@ PROBE_TIMEOUT_S = 60.0
 LINPACK_N = 1500
 LINPACK_TRIALS = 3
 STREAM_NTIMES = 5
-#: round trips of the wake-up probe between the point's first and last CPU (a few tenths of a second
-#: on a 2-vCPU guest, where one crossing of CPUs costs tens of microseconds)
+#: round trips of the wake-up probe between the point's first and last CPU (about 0.05 s on a quiet 2-vCPU
+#: guest, where a round trip across CPUs costs 13 µs, and 0.15 s where it costs 47 µs on a busy one)
 PINGPONG_ROUND_TRIPS = 3000
 #: how long a point found disturbed by a slowed machine waits, at most, for the machine to come back before
 #: it is measured again; the dips seen on a cloud guest lasted 1 to 20 s, and attempts taken back to back
