@@ -12,12 +12,17 @@ import kitlib
 from kitlib.core import paths
 from kitlib.notebooks import execute
 
-from ..conftest import leftovers
+from ..conftest import leftovers, plan_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker, pytest.mark.netns]
 
 ENVS = ["native", "docker-nat-volume"]
 TINY = {"requests": 4000, "keyspace": 2000, "clients": 4, "irq_pinning": True}
+
+
+def veth_of(session: dict) -> str:
+    """The host's end of the session's peer link, as the peer's `link` records it (`veth <host><-><peer>`)."""
+    return session["peer"]["link"].split()[1].split("<->")[0]
 
 
 def test_quick_scaleout_records_speedup_and_placement(docker_client, root_netns, bench_image, isolated_dirs):
@@ -32,19 +37,19 @@ def test_quick_scaleout_records_speedup_and_placement(docker_client, root_netns,
     assert not (run_dir / "failures.csv").exists()
     records = pd.read_csv(run_dir / "records.csv")
     # the plan's own session: a point disturbed in every attempt adds a later one that measures it alone
-    sessions = json.loads((run_dir / "provenance.json").read_text())["sessions"]
-    session = sessions[0]
+    session = plan_session(run_dir)
     throughput = records[records["metric"] == "throughput"]
     assert set(throughput["config"]) == {"baseline", "scale-out"} and (throughput["value"] > 0).all()
     speedup = records[records["metric"] == "speedup"]
     assert len(speedup) == len(ENVS) * 2 and (speedup["value"] > 0).all()
     # each session links its own peer, so a point measured again names that session's virtual link
-    links = [s["peer"]["link"].split()[1].split("<->")[0] for s in sessions if s.get("peer")]
+    sessions = json.loads((run_dir / "provenance.json").read_text())["sessions"]
+    links = [veth_of(s) for s in sessions if s.get("peer")]
     assert set(records["placement"]) == {"default", "pinned"}
     assert set(records["irq_pinning"]) <= {
         f"not applicable: {link} is a virtual link without interrupts" for link in links
     }
-    assert links[0] in "".join(records["irq_pinning"]), "the plan's own session measured points"
+    assert veth_of(session) in "".join(records["irq_pinning"]), "the plan's own session measured points"
     assert (records["instances"] == 2).all()
     # one container per instance on the Docker label (each behind its own published port), none on native
     assert records.groupby("env")["containers"].unique().map(list).to_dict() == {
