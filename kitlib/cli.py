@@ -108,6 +108,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--seed", type=int, default=None, help="seed of the interleaved order (default: from the plan)")
     run.add_argument(
+        "--survey",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="measure this one of the --env labels at the sweep's middle point only (repeatable): a label shown "
+        "beside the others that no claim compares",
+    )
+    run.add_argument(
         "--max-attempts",
         type=int,
         default=None,
@@ -393,6 +401,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         preset=args.preset,
         order=args.order,
         seed=args.seed,
+        survey=args.survey,
         interference=_interference_rule(args),
         steady=_thresholds("--steady", args.steady),
         until_decided=_stopping(args),

@@ -42,8 +42,10 @@ def plan_table(plan: Plan) -> pd.DataFrame:
 def show_plan(plan: Plan) -> pd.DataFrame:
     """Print the run's identity and return the parameter table (a notebook displays it)."""
     preset = f", preset {plan.preset}" if getattr(plan, "preset", None) else ""
+    surveyed = getattr(plan, "survey", ())
+    survey = f" (at the sweep's middle point only: {', '.join(surveyed)})" if surveyed else ""
     print(
         f"{plan.experiment}: run {plan.run_id} ({plan.profile} profile{preset}), {plan.repetitions} repetition(s), "
-        f"environments: {', '.join(plan.environments)}; peer: {plan.peer}"
+        f"environments: {', '.join(plan.environments)}{survey}; peer: {plan.peer}"
     )
     return plan_table(plan)

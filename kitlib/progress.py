@@ -25,7 +25,7 @@ def planned_units(plan: Plan) -> list[str]:
         for env in plan.environments
         for w in workloads
         if w.applies_to(env)
-        for point in w.points()
+        for point in plan.points_of(w, env)
         for rep in range(plan.repetitions)
     ]
 

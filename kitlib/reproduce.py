@@ -39,9 +39,11 @@ ISOLATION_LABELS = (
     "podman-rootless-nat-volume+pasta",
     "nspawn",
 )
-#: where `make reproduce` adds them: Redis (system calls and the network path under load) and start-up,
-#: about 5 minutes here; `net` and `block` on them would add some 25 more to a 45-minute promise, so
-#: those run when asked (`kit run net --env …`, as `data/isolation-sample` was made)
+#: where `make reproduce` adds them: Redis (system calls and the network path under load) and start-up;
+#: `net` and `block` on them would add some 25 minutes more to a 45-minute promise, so those run when
+#: asked (`kit run net --env …`, as `data/isolation-sample` was made). No claim compares them, so a
+#: reproduce surveys them (`Plan.survey`): the sweep's middle point only, beside the full sweep of the
+#: labels the claims compare
 ISOLATION_EXPERIMENTS = ("redis", "startup")
 ANALYSIS_NOTEBOOKS = ("statistics", "figures", "littles-law", "claims")
 #: what the quick profile promises on a 2-core machine: every experiment here, repetitions added until
@@ -79,6 +81,17 @@ def environments_for(default_envs, offered: dict[str, bool], experiment: str | N
     return chosen
 
 
+def plan_of(name: str, offered: dict[str, bool], profile: str, adaptive: bool):
+    """The reproduce's plan of one experiment on what this host offers (None where it offers none): the
+    isolation labels surveyed at the sweep's middle point, since no claim compares them."""
+    experiment = experiments.get(name)
+    envs = environments_for(experiment.envs_for(), offered, name)
+    if not envs:
+        return None
+    surveyed = [label for label in envs if label in ISOLATION_LABELS]
+    return experiment.plan(environments=envs, profile=profile, until_decided={} if adaptive else None, survey=surveyed)
+
+
 def declared_parameters(notebook) -> set[str]:
     """The parameters a notebook's `parameters` cell declares: only those are handed to it."""
     import papermill
@@ -107,12 +120,11 @@ def reproduce(
     failures = 0
     plans = {}
     for name in only or specs.names():
-        experiment = experiments.get(name)
-        envs = environments_for(experiment.envs_for(), offered, name)
-        if not envs:
+        plan = plan_of(name, offered, profile, adaptive)
+        if plan is None:
             print(f"{name}: no environment available, skipped")
             continue
-        plans[name] = experiment.plan(environments=envs, profile=profile, until_decided={} if adaptive else None)
+        plans[name] = plan
     expected = announce(plans, profile, budget_s)
     if adaptive and budget_s is not None:
         plans = looks_the_budget_affords(plans, budget_s)

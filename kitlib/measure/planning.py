@@ -87,6 +87,10 @@ class Plan(BaseModel):
     #: repetitions added after `repetitions` until the claims are decided (`kitlib.core.sequential`); None:
     #: the fixed design, its intervals at 95%. Part of the digest: a sequential run's intervals are wider
     until_decided: Stopping | None = None
+    #: environments measured at one point of each workload's sweep, its middle one (`points_of`): labels
+    #: a run shows beside the others but no claim compares (`make reproduce`'s isolation mechanisms), for
+    #: a fraction of the sweep's time. Part of the digest where given
+    survey: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -118,7 +122,9 @@ class Plan(BaseModel):
             payload = {
                 k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v
                 for k, v in data.items()
-                if k not in NOT_IDENTITY and k not in ("seed", "host", "interference", "steady")
+                if k not in NOT_IDENTITY
+                and k not in ("seed", "host", "interference", "steady")
+                and not (k == "survey" and not v)  # none surveyed: the seed of a plan from before the field
             }
             text = json.dumps(payload, sort_keys=True, default=str)
             data = {**data, "seed": int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)}
@@ -154,6 +160,13 @@ class Plan(BaseModel):
         if len(set(labels)) != len(labels):
             raise ValueError(f"an environment is listed twice: {list(labels)}")
         return labels
+
+    @model_validator(mode="after")
+    def _surveyed_are_measured(self) -> Plan:
+        strangers = [label for label in self.survey if label not in self.environments]
+        if strangers:
+            raise ValueError(f"survey names environments the plan does not measure: {strangers}")
+        return self
 
     @model_validator(mode="after")
     def _params_of_the_experiment(self) -> Plan:
@@ -232,7 +245,18 @@ class Plan(BaseModel):
         for optional in ("interference", "steady", "until_decided"):  # absent from older plans, or not chosen
             if payload.get(optional) is None:
                 payload.pop(optional, None)
+        if not payload.get("survey"):
+            payload.pop("survey", None)
         return payload
+
+    def points_of(self, workload: Any, env: str) -> list[dict[str, Any]]:
+        """The points `workload` measures in `env`: its whole sweep, or in a surveyed environment the
+        sweep's middle point (of an even count, the upper of the two middle ones)."""
+        points = workload.points()
+        if env not in self.survey or not points:
+            return points
+        middle = len(points) // 2
+        return points[middle : middle + 1]
 
     @property
     def digest(self) -> str:

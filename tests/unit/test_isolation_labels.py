@@ -7,11 +7,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+import kitlib
 from kitlib.analyse.claims.core import ENV_OPTION_COLUMNS, kind_of
 from kitlib.analyse.figures.style import env_order, env_style
 from kitlib.core.errors import PlanError
+from kitlib.measure import experiments
 from kitlib.measure.host import docker_runtimes, stranded_shims
-from kitlib.reproduce import ISOLATION_LABELS, environments_for
+from kitlib.measure.planning import Plan
+from kitlib.measure.run.runner import plan_units
+from kitlib.progress import planned_units
+from kitlib.reproduce import ISOLATION_LABELS, environments_for, plan_of
 from kitlib.specs.labels import known_labels, option_columns, parse_label, slug
 
 
@@ -148,3 +153,26 @@ def test_a_port_still_held_is_replaced_for_the_next_environment_and_the_others_k
         moved = layout_with_free_ports(layout)
     assert moved.ports[1] == kept_port and moved.ports[0] != held_port and is_free(moved.ports[0])
     assert (moved.sut_cpus, moved.client_cpus, layout.ports) == ([1], [0], [held_port, kept_port])
+
+
+def test_a_reproduce_surveys_the_isolation_labels_at_the_sweeps_middle_point():
+    offered = {"native": True, "docker-host-volume": True, "docker-nat-volume": True, "nspawn": True}
+    plan = plan_of("redis", offered, "quick", adaptive=True)
+    assert plan.survey == ("nspawn",) and "nspawn" in plan.environments
+    units = plan_units(plan)
+    clients = {env: sorted({u.point["clients"] for u in units if u.env == env}) for env in plan.environments}
+    sweep = [p["clients"] for p in experiments.workloads_of(plan)[0].points()]
+    assert clients["nspawn"] == [sweep[len(sweep) // 2]] and clients["native"] == sweep
+    assert len(units) == plan.repetitions * (3 * len(sweep) + 1)
+    assert sorted(planned_units(plan)) == sorted(u.key for u in units)  # the progress counts the same units
+    assert plan_of("cpu", offered, "quick", adaptive=True).survey == ()
+
+
+def test_a_survey_is_part_of_the_run_and_names_only_measured_labels():
+    whole = kitlib.plan("redis", environments=["native", "nspawn"])
+    surveyed = kitlib.plan("redis", environments=["native", "nspawn"], survey=["nspawn"])
+    assert whole.run_id != surveyed.run_id and "survey" not in whole.identity()
+    assert Plan.model_validate(surveyed.model_dump(mode="json")).run_id == surveyed.run_id  # plan.json resumes
+    assert whole.run_id == kitlib.plan("redis", environments=["native", "nspawn"], survey=[]).run_id
+    with pytest.raises(PlanError, match=r"survey names environments the plan does not measure: \['lxc'\]"):
+        kitlib.plan("redis", environments=["native"], survey=["lxc"])

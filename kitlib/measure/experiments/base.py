@@ -216,6 +216,7 @@ class Experiment:
         interference: dict[str, Any] | None = None,
         steady: dict[str, Any] | None = None,
         until_decided: dict[str, Any] | bool | None = None,
+        survey: Sequence[str] | None = None,
         **overrides: Any,
     ) -> Plan:
         """Validate everything and return the plan; nothing is started here. A preset's values
@@ -285,6 +286,9 @@ class Experiment:
                 interference=parse_value(interference, "interference") or {},
                 steady=steady_rule.rule_values(profile, parse_value(steady, "steady")),
                 until_decided=_stopping(parse_value(until_decided, "until_decided")),
+                # given only where some are surveyed: the seed follows the fields given, so a plan without
+                # survey keeps its seed and run_id
+                **({"survey": tuple(as_list("survey", survey))} if survey else {}),
             )
         except ValidationError as error:
             raise explain(error, self.name) from None
@@ -298,7 +302,9 @@ class Experiment:
         if plan.experiment != self.name:
             raise PlanError(f"{context}: a plan of {plan.experiment!r}, not of {self.name!r}")
         workloads = self.workloads(plan)
-        per_round = sum(len(w.points()) for env in plan.environments for w in workloads if w.applies_to(env))
+        per_round = sum(
+            len(plan.points_of(w, env)) for env in plan.environments for w in workloads if w.applies_to(env)
+        )
         if per_round * plan.repetitions > MAX_POINTS:
             raise PlanError(
                 f"{context}: {per_round * plan.repetitions} points ({per_round} per repetition × "

@@ -85,7 +85,9 @@ def plan_units(
         env: str, rep: int, names: set[str] | None = None, points: list[dict[str, Any]] | None = None
     ) -> list[tuple[Workload, str, dict[str, Any], int]]:
         chosen = [w for w in workloads if w.applies_to(env) and (names is None or w.name in names)]
-        return [(w, env, point, rep) for w in chosen for point in (w.points() if points is None else points)]
+        return [
+            (w, env, point, rep) for w in chosen for point in (plan.points_of(w, env) if points is None else points)
+        ]
 
     if plan.order == "blocked":
         ordered = [
@@ -93,7 +95,7 @@ def plan_units(
             for env in plan.environments
             for w in workloads
             if w.applies_to(env)
-            for point in w.points()
+            for point in plan.points_of(w, env)
             for rep in range(plan.repetitions)
         ]
     else:
