@@ -50,7 +50,7 @@ SPEC = Spec(
     notebook="experiments/redis.ipynb",
     params_model=RedisParams,
     profiles={
-        "quick": {"clients": [1, 8, 48], "seconds": 2.0},
+        "quick": {"clients": [1, 4, 100], "seconds": 2.0},
         "standard": {"clients": [1, 2, 4, 8, 16, 32, 64, 128], "seconds": 10.0},
         "paper": {"clients": [1, 2, 4, 8, 16, 32, 50, 64, 100, 128, 150, 200], "seconds": 30.0},
     },
