@@ -771,6 +771,14 @@ class Rule(BaseModel):
       133% and 139% of the usual figure), with no steal and no other process to show it. Such a point is
       measured again; its probes move the usual figure towards the new level, so the run's later points
       are judged against the machine they ran on.
+    - weather_after 3: once this many points in a row were kept disturbed (each disturbed in every attempt
+      it had), a disturbed point is kept after its first attempt: the disturbance is the machine's state
+      for now, not a burst between two attempts, and more attempts cost their time without finding a quiet
+      one. In three reproduces on a 2-core cloud guest, a point disturbed after such a streak was rescued
+      by its further attempts 4 times in 197 (after a point measured undisturbed: 59 in 82; after one or two
+      kept disturbed: 7 in 37). The first undisturbed point ends
+      the streak; the run's end measures such points again where they are few (`rejudge`). None: always
+      up to `max_attempts`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -784,6 +792,7 @@ class Rule(BaseModel):
     min_capacity_pct: float | None = Field(90.0, ge=0, le=100)
     max_capacity_pct: float | None = Field(111.0, ge=100)
     capacity_outlier_spreads: float | None = Field(3.0, gt=0)
+    weather_after: int | None = Field(3, ge=1)
 
     def reasons(self, fig: Figures | None) -> list[str]:
         """Why the point was disturbed, empty when it was not (missing figures are not a reason)."""

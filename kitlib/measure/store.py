@@ -136,6 +136,8 @@ def plan_differences(
     found = []
     for name in sorted((set(old) | set(new)) - skip):
         a, b = old.get(name), new.get(name)
+        if name not in old and b in (None, [], (), {}):  # a field added since, left at its empty default
+            continue
         if name == "params" and isinstance(a, dict) and isinstance(b, dict):
             found += [(f"params.{k}", a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
         elif a != b and not (isinstance(a, list | tuple) and isinstance(b, list | tuple) and list(a) == list(b)):

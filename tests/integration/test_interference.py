@@ -17,6 +17,7 @@ import pytest
 import kitlib
 from kitlib.analyse import stability
 from kitlib.measure import cpus
+from kitlib.measure.run import rejudge
 
 from ..conftest import leftovers
 
@@ -189,6 +190,27 @@ def test_the_plan_s_rule_decides_and_is_recorded(isolated_dirs):
         assert attempt["status"] == "discarded" and "run queue" in attempt["reason"]
         assert attempt["interference"]["rule"] == plan.interference.model_dump(mode="json")
     assert "2 of 2 point(s) measured again" in stability.report(records)
+
+
+def test_once_points_in_a_row_were_kept_disturbed_a_disturbed_point_is_kept_after_its_first_attempt(isolated_dirs):
+    """The same rule no point meets, with weather_after 1: the first point is measured max_attempts
+    times, and each after it, the machine still disturbed, once; the run's end measures none once more
+    (all of them disturbed: the machine's state), and the records and unit files say why."""
+    results, _ = isolated_dirs
+    rule = {"max_runqueue": 0, "max_attempts": 3, "weather_after": 1}
+    plan = kitlib.plan(
+        "net", environments=["native"], peer="loopback", repetitions=2, workloads=["rr"], seconds=1, interference=rule
+    )
+    result = kitlib.run(plan, results_root=results, progress=False)
+    records = result.records.sort_values("position")
+    by_point = records.groupby("position")[["attempt", "discarded_attempts", "disturbed"]].first()
+    assert len(by_point) == 4 and by_point["disturbed"].all()
+    assert by_point["attempt"].tolist() == [3, 1, 1, 1] and by_point["discarded_attempts"].tolist() == [2, 0, 0, 0]
+    assert len(list((result.root / "units").glob("*.attempt*.json"))) == 2  # the first point's only
+    kept = [json.loads(p.read_text()) for p in (result.root / "units").glob("*.json") if ".attempt" not in p.name]
+    held = sorted(u["interference"].get(rejudge.HELD, "") for u in kept)
+    assert held[0] == "" and all(h.startswith("kept after attempt 1: the ") for h in held[1:]), held
+    assert "weather_after 1" in held[-1]
 
 
 def test_a_quiet_ping_pong_of_the_run_s_own_reads_no_other_process():

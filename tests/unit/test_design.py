@@ -50,6 +50,16 @@ def test_run_id_covers_order_seed_and_image():
     assert base.run_id != kitlib.plan("redis", environments=["native", "docker-host-volume"], seed=7).run_id
 
 
+def test_a_folder_made_before_a_plan_field_existed_resumes_while_it_is_left_empty(tmp_path):
+    plan = kitlib.plan("redis", environments=["native", "nspawn"], peer="netns")
+    store = RunStore(tmp_path / "run")
+    store.write_plan({k: v for k, v in plan.model_dump(mode="json").items() if k != "survey"})
+    store.write_plan(plan.model_dump(mode="json"))  # no survey there, none now: the same plan
+    surveyed = kitlib.plan("redis", environments=["native", "nspawn"], peer="netns", survey=["nspawn"])
+    with pytest.raises(KitError, match=r"survey: None there, \['nspawn'\] now"):
+        store.write_plan(surveyed.model_dump(mode="json"))
+
+
 def test_a_folder_of_another_plan_is_refused(tmp_path):
     plan = kitlib.plan("redis", environments=["native"], peer="netns")
     other = kitlib.plan("redis", environments=["native"], peer="loopback", clients=[2])

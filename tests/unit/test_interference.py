@@ -17,6 +17,7 @@ from kitlib.core import interference
 from kitlib.core.errors import ParseError
 from kitlib.core.interference import CpuLedger, Figures, Rule
 from kitlib.measure.planning import Plan
+from kitlib.measure.run.runner import DisturbedStreak
 
 from ..support.busy_loop import orphan_busy_loop
 
@@ -342,3 +343,14 @@ def test_a_sampler_that_cannot_read_proc_leaves_the_figures_missing(tmp_path):
     with interference.PointSampler([0], interference.Ownership(proc=tmp_path / "no-proc")) as sampler:
         pass
     assert sampler.figures is None and "no-proc" in sampler.error
+
+
+def test_a_streak_of_points_kept_disturbed_holds_the_next_until_an_undisturbed_one():
+    streak, rule = DisturbedStreak(), Rule(weather_after=2)
+    for outcome in (True, None, True):  # a failed point (None) is no news either way
+        assert not streak.holds(rule)
+        streak.update(outcome)
+    assert streak.count == 2 and streak.holds(rule) and not streak.holds(Rule(weather_after=None))
+    streak.update(False)
+    assert streak.count == 0 and not streak.holds(rule)
+    assert Rule().weather_after == 3

@@ -113,3 +113,16 @@ def test_the_whole_run_s_figure_leaves_out_the_probes_of_disturbed_points():
     assert rejudge.whole_run_usual(units) == {"memory": 57.0}
     late, kept = rejudge.to_measure_again(units, Rule())
     assert kept is None and [(p.key, p.exhausted) for p in late] == [("fast0", True), ("fast1", True)]
+
+
+def test_a_point_kept_after_its_first_attempt_while_the_machine_stayed_disturbed_gets_its_attempts_at_the_end():
+    steal = ["steal 6.0% > 2%"]
+    units = _run([], rest=9, level=86.0)
+    held = _unit("held", 86.0, 86.0, attempt=1, disturbed=steal)
+    held["interference"][rejudge.HELD] = "kept after attempt 1: the 3 points before it were kept disturbed"
+    units += [held, _unit("unjudged", 86.0, 86.0, attempt=1, disturbed=steal)]  # no HELD: not kept early
+    late, _ = rejudge.to_measure_again(units, Rule())
+    assert [(p.key, p.exhausted) for p in late] == [("held", True)]
+    assert late[0].reason == (
+        "disturbed in its only attempt (steal 6.0% > 2%): measured once more at the run's end, after its other points"
+    )

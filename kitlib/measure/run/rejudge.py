@@ -21,8 +21,9 @@ A point disturbed in every one of its attempts is left out of the claims, and on
 leaves a comparison short of its 3 runs a side, undecidable: the disturbances there come in bursts
 (a neighbour's job of a few minutes), and its attempts followed each other inside one. So at the run's
 end such a point is measured once more, after the run's other points: one attempt beyond
-`Rule.max_attempts`, never a second, and only where such points are at most a third of the run's
-points (a machine busy all along would disturb that attempt too).
+`Rule.max_attempts`, never a second (a point kept after its first attempt while the machine stayed
+disturbed, `Rule.weather_after`: the attempts it had left), and only where such points are at most a
+third of the run's points (a machine busy all along would disturb that attempt too).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ MAX_SHARE = 1 / 3
 MIN_READINGS = 6
 #: the unit-file entry (under `interference`) holding a point's own probe readings
 ENTRY = "capacity_probes"
+#: the unit-file entry (under `interference`) saying why a disturbed point was kept before its last attempt
+HELD = "held"
 
 
 @dataclass(frozen=True)
@@ -125,20 +128,23 @@ def to_measure_again(units: list[dict[str, Any]], rule: Rule) -> tuple[list[Late
 
 
 def once_more(units: list[dict[str, Any]], rule: Rule) -> list[Late]:
-    """The run's points disturbed in every one of their `rule.max_attempts` attempts, each to be measured
-    once more at the run's end; none where they are over a third of the run's counted points."""
+    """The run's points disturbed in every one of their `rule.max_attempts` attempts, or kept disturbed
+    before them while the machine stayed disturbed (`HELD`), each to be measured once more at the run's
+    end; none where they are over a third of the run's counted points."""
     counted = [unit for unit in units if unit.get("status") == "ok"]
     found = []
     for unit in counted:
         judged = unit.get("interference") or {}
-        if judged.get("disturbed") and int(judged.get("attempt") or 1) == rule.max_attempts:
-            reasons = "; ".join(str(r) for r in judged["disturbed"])
-            found.append(
-                Late(
-                    unit["key"],
-                    f"disturbed in every one of its {rule.max_attempts} attempts ({reasons}): measured once "
-                    "more at the run's end, after its other points",
-                    exhausted=True,
-                )
+        attempt = int(judged.get("attempt") or 1)
+        if not judged.get("disturbed") or (attempt != rule.max_attempts and not judged.get(HELD)):
+            continue
+        reasons = "; ".join(str(r) for r in judged["disturbed"])
+        every = f"every one of its {attempt} attempts" if attempt > 1 else "its only attempt"
+        found.append(
+            Late(
+                unit["key"],
+                f"disturbed in {every} ({reasons}): measured once more at the run's end, after its other points",
+                exhausted=True,
             )
+        )
     return found if len(found) <= MAX_SHARE * len(counted) else []

@@ -293,6 +293,23 @@ def _execute(
         store.append_provenance(session.finish())
 
 
+@dataclass
+class DisturbedStreak:
+    """The points in a row the run kept disturbed (each disturbed in every attempt it had). Past
+    `Rule.weather_after` the disturbance is the machine's state rather than a burst between two attempts,
+    so a disturbed point is kept after its first attempt (`interference.Rule`: why)."""
+
+    count: int = 0
+
+    def holds(self, rule: interference.Rule) -> bool:
+        return rule.weather_after is not None and self.count >= rule.weather_after
+
+    def update(self, outcome: bool | None) -> None:
+        """After a point: `outcome` True kept disturbed, False kept undisturbed, None failed (no news)."""
+        if outcome is not None:
+            self.count = self.count + 1 if outcome else 0
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What every environment of one run shares, and the session that collects the run's provenance."""
@@ -310,6 +327,8 @@ class RunContext:
     sizes: dict[tuple[str, str], float] = field(default_factory=dict)
     #: the machine's capacity probed around the points whose workload names a probe (None: the SUT is remote)
     capacity: capacity.RunCapacity | None = None
+    #: points in a row kept disturbed: past the rule's `weather_after`, a disturbed point gets no more attempts
+    streak: DisturbedStreak = field(default_factory=DisturbedStreak)
 
 
 def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
@@ -345,7 +364,9 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
                 tools = specs.schema(plan.experiment).tools_of(workload.name)
                 versions = {tool_versions.COLUMN: tool_versions.of_environment(session.tool_versions, label, *tools)}
                 for unit in (u for u in units if u.workload is workload):
-                    _run_unit(unit, env, peer, plan, store, {**placement, **versions}, run.sizes, run.capacity)
+                    _run_unit(
+                        unit, env, peer, plan, store, {**placement, **versions}, run.sizes, run.capacity, run.streak
+                    )
                     bar.update(1)
                 workload.finish(env, peer)
             try:  # again: what the workloads added (companions); an engine gone mid-run keeps the first
@@ -382,12 +403,14 @@ def _run_unit(
     placement: dict[str, Any] | None = None,
     sizes: dict[tuple[str, str], float] | None = None,
     probes: capacity.RunCapacity | None = None,
+    streak: DisturbedStreak | None = None,
 ) -> None:
     """Measure the point, again while the interference rule finds it disturbed or, for a time-bound
     point, the steady-state rule finds it too short (then for longer), at most max_attempts times:
     every discarded attempt is kept as units/<key>.attempt<N>.json with its reason. After an attempt
     the capacity probes found on a slowed machine, the next waits for the machine to come back
-    (`RunCapacity.recover`, bounded), so it does not land in the same dip. A point measured again later
+    (`RunCapacity.recover`, bounded), so it does not land in the same dip. Where the points before it
+    were kept disturbed (`streak`), a disturbed attempt is kept at once. A point measured again later
     in its run (`rejudge`) counts on from the attempts it already has."""
     rule = plan.interference or interference.DEFAULT_RULE
     sizes = {} if sizes is None else sizes
@@ -397,11 +420,16 @@ def _run_unit(
     discarded = store.attempts_of(unit.key)
     kind = unit.workload.probe_kind(unit.point) if probes is not None else None
     first = len(discarded) + 1
+    streak = DisturbedStreak() if streak is None else streak
     for attempt in range(first, max(rule.max_attempts, first) + 1):
-        kept, grown = _attempt_unit(unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes)
+        weather = streak.count if streak.holds(rule) else None
+        kept, grown, outcome = _attempt_unit(
+            unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes, weather
+        )
         if grown is not None:
             seconds = sizes[size_key] = max(grown, sizes.get(size_key, 0.0))
         if kept:
+            streak.update(outcome)
             return
         if kind and rule.min_capacity_pct is not None and interference.SLOWED in discarded[-1]["reason"]:
             recovered = probes.recover(kind, rule.capacity_floor(probes.spread_pct(kind)))
@@ -421,9 +449,12 @@ def _attempt_unit(
     rule: interference.Rule,
     seconds: float | None = None,
     probes: capacity.RunCapacity | None = None,
-) -> tuple[bool, float | None]:
+    weather: int | None = None,
+) -> tuple[bool, float | None, bool | None]:
     """One attempt: (whether it is the one that counts, or the point failed; the longer duration the
-    steady-state rule asks for, or None). An attempt that does not count is kept aside."""
+    steady-state rule asks for, or None; whether the kept attempt was disturbed, None where the point
+    failed). An attempt that does not count is kept aside. `weather`: the points in a row kept disturbed
+    before this one, where they reach the rule's `weather_after` (a disturbed attempt is then kept)."""
     info: dict[str, Any] = {
         "env": unit.env,
         "workload": unit.workload.name,
@@ -463,7 +494,8 @@ def _attempt_unit(
         measurements, series = _read(unit, raw, store, sized=seconds is not None)
         found, unsteady, grown = _steadiness(unit, series, steady_rule, seconds)
         again = disturbed + (unsteady if grown is not None else [])
-        last = not again or attempt >= rule.max_attempts
+        held = bool(disturbed) and weather is not None and attempt < rule.max_attempts
+        last = not again or attempt >= rule.max_attempts or held
         key = unit.key if last else f"{unit.key}.attempt{attempt}"
         info["raw_files"] = store.save_raw(key, {**raw.outputs, **raw.series})
         quality = {
@@ -498,6 +530,11 @@ def _attempt_unit(
             "attempt": attempt,
             "discarded_attempts": discarded,
         }
+        if held:
+            info["interference"][rejudge.HELD] = (
+                f"kept after attempt {attempt}: the {weather} points before it were kept disturbed, the machine's "
+                f"state rather than a burst (the rule's weather_after {rule.weather_after})"
+            )
         if found is not None or unsteady:  # a point whose parts all lacked a tick still says why
             info["steady"] = {
                 "rule": steady_rule.model_dump(mode="json"),
@@ -515,15 +552,16 @@ def _attempt_unit(
             reason = "; ".join(parts)
             store.save_attempt(unit.key, attempt, reason, records, info)
             discarded.append({"attempt": attempt, "file": f"units/{key}.json", "reason": reason})
-            return False, grown
+            return False, grown, None
         store.save_ok(unit.key, records, info)
+        return True, None, bool(disturbed)
     except (CommandFailed, ParseError, KitError, *_engine_errors()) as exc:
         info.update(_unit_commands(env, peer, mark), finished=provenance.now(), traceback=traceback.format_exc(limit=3))
         if discarded:
             info["interference"] = {"attempt": attempt, "discarded_attempts": discarded}
         state = _environment_state(env) or "; ".join(_exited_services(env))
         store.save_failed(unit.key, f"{state}; {_reason(exc)}" if state else _reason(exc), info)
-    return True, None
+    return True, None, None
 
 
 def _read(
