@@ -286,9 +286,7 @@ class Experiment:
                 interference=parse_value(interference, "interference") or {},
                 steady=steady_rule.rule_values(profile, parse_value(steady, "steady")),
                 until_decided=_stopping(parse_value(until_decided, "until_decided")),
-                # given only where some are surveyed: the seed follows the fields given, so a plan without
-                # survey keeps its seed and run_id
-                **({"survey": tuple(as_list("survey", survey))} if survey else {}),
+                survey=tuple(as_list("survey", survey)),
             )
         except ValidationError as error:
             raise explain(error, self.name) from None
