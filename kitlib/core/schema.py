@@ -85,6 +85,10 @@ class Schema:
             self.client_tools if own.client_tools is None else own.client_tools,
         )
 
+    def environment_tools(self) -> set[str]:
+        """Every package the experiment's workloads run inside an environment (`tools_of`, first part)."""
+        return set(self.tools).union(*(self.tools_of(name)[0] for name in self.workloads))
+
     def headline_rows(self, records: pd.DataFrame) -> pd.DataFrame:
         """The records without the rows a headline leaves out (Redis's separate SET and GET phases);
         records that do not name their workload are held to every headline of the experiment."""

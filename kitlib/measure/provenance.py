@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from kitlib import specs
 from kitlib.core import VERSION, paths
 from kitlib.core.errors import Notice
 from kitlib.core.hostid import host_id
@@ -214,6 +215,13 @@ def version_mismatches(by_env: dict[str, dict[str, str]]) -> list[dict[str, Any]
     return found
 
 
+def experiment_tools(experiment: object) -> set[str] | None:
+    """The packages an experiment runs in its environments (None for a name the kit does not know: all):
+    a run is warned of differences in these, not in every tool an image carries beside them (MariaDB's
+    revision does not move a Linpack run's figures)."""
+    return specs.schema(experiment).environment_tools() if experiment in specs.names() else None
+
+
 def describe_mismatch(item: dict[str, Any]) -> str:
     """One line: `pkg differs between environments: 1.2 (native) vs 1.3 (docker-…, 2 more)`."""
     by_version: dict[str, list[str]] = {}
@@ -342,7 +350,14 @@ class Session:
         """The session's entry, ending now: with the host commands logged since it began (`where` =
         "host") and the packages whose versions differ between its environments (each one warned of)."""
         self.add_commands(commands.drain())
-        self.version_mismatches = version_mismatches({k: v for k, v in self.tool_versions.items() if k != "peer"})
+        tools = experiment_tools(self.plan.get("experiment"))
+        self.version_mismatches = version_mismatches(
+            {
+                label: {p: v for p, v in versions.items() if tools is None or p in tools}
+                for label, versions in self.tool_versions.items()
+                if label != "peer"
+            }
+        )
         for item in self.version_mismatches:
             warnings.warn(describe_mismatch(item), Notice, stacklevel=3)
         self.finished = now()

@@ -24,7 +24,8 @@ class FakeEnv:
 
     def run(self, argv, timeout, check):
         assert argv == provenance.DPKG_QUERY and not check
-        return SimpleNamespace(output=f"redis-server {self.redis} ii\nfio 3.33 un\n")
+        # xz-utils differs too, as an image's Debian revision often does: not a tool of the run's experiment
+        return SimpleNamespace(output=f"redis-server {self.redis} ii\nfio 3.33 un\nxz-utils 5.4.{self.redis} ii\n")
 
     def host_run(self, argv, timeout, check):
         return SimpleNamespace(output="machine_id=abc\nhostname=sut\ncpus=4\nvirt=none\n")
@@ -60,9 +61,10 @@ def test_a_session_writes_the_provenance_shape(session, tmp_path):
     assert entry["environments"] == {"native": {"label": "native"}, "docker-nat-volume": {"label": "docker-nat-volume"}}
     assert entry["tool_versions"] == {
         "peer": {"redis-tools": "7.0"},
-        "native": {"redis-server": "7.0"},
-        "docker-nat-volume": {"redis-server": "7.2"},
+        "native": {"redis-server": "7.0", "xz-utils": "5.4.7.0"},
+        "docker-nat-volume": {"redis-server": "7.2", "xz-utils": "5.4.7.2"},
     }
+    # recorded whole, warned of and listed for the experiment's own tools only (Redis runs no xz)
     assert entry["version_mismatches"] == [
         {"package": "redis-server", "versions": {"native": "7.0", "docker-nat-volume": "7.2"}}
     ]
