@@ -150,6 +150,37 @@ def looks_within(plan: Plan, seconds_left: float, repetition_s: float, begun: Ca
     return plan if reachable[-1] == stopping.max_repetitions else with_last_look(plan, reachable[-1])
 
 
+def share_budget(schedules: Mapping[str, tuple[list[int], float]], seconds_left: float) -> dict[str, float]:
+    """The seconds of `seconds_left` each run may plan its looks for (`looks_within`), shared so that the
+    looks planned together fit in it: each run's schedule (its look points) and the seconds one repetition
+    of it takes, by name. Every planned look costs each interval of its run a share of α, so a look that
+    counts on time another run's looks count on too only widens intervals: with a few minutes left after
+    the profile, eleven runs each planning for all of them would all pay α/2 at their first look, while
+    one or two could grow. In rounds, every run's step to its next look, the cheapest first, while it fits
+    in what is left: as many runs as the time allows get a second look. From the forecasts alone, so no
+    measured value sets a level."""
+    reached = {name: 0 for name in schedules}
+    left = max(seconds_left, 0.0)
+    while True:
+        steps = sorted(
+            ((points[reached[name] + 1] - points[reached[name]]) * repetition_s, name)
+            for name, (points, repetition_s) in schedules.items()
+            if reached[name] + 1 < len(points)
+        )
+        taken = False
+        for cost, name in steps:
+            if cost <= left:
+                left -= cost
+                reached[name] += 1
+                taken = True
+        if not taken:
+            break
+    # as `looks_within` reckons a look's cost: its repetitions past the first look's, times one's seconds
+    return {
+        name: (points[reached[name]] - points[0]) * repetition_s for name, (points, repetition_s) in schedules.items()
+    }
+
+
 def forecast_seconds(
     plan: Plan, calibrated=None, envs: list[str] | None = None, repetition: int | None = None
 ) -> float:

@@ -6,8 +6,8 @@ experiments that compare them; software emulation (`qemu-tcg`) is never included
 because it measures an emulator, not a hypervisor. Every run is planned `--until-decided`: after the
 profile's repetitions of every experiment, the time left in the budget goes to repetitions of what
 undecided claims need (`kitlib.adaptive`), the intervals kept valid over those looks
-(`kitlib.core.sequential`), each run's looks ending where the forecast says the budget ends;
-`--fixed` runs the profile's repetitions only, at 95%.
+(`kitlib.core.sequential`), each run's looks ending where the forecast says its share of the budget
+ends; `--fixed` runs the profile's repetitions only, at 95%.
 """
 
 from __future__ import annotations
@@ -18,7 +18,15 @@ import time
 import traceback
 
 from kitlib import specs
-from kitlib.adaptive import begun, extend_until_decided, forecast_seconds, looks_text, looks_within
+from kitlib.adaptive import (
+    begun,
+    extend_until_decided,
+    forecast_seconds,
+    looks_text,
+    looks_within,
+    share_budget,
+)
+from kitlib.analyse import claims
 from kitlib.core import paths, timing
 from kitlib.measure import estimate, experiments, provenance
 from kitlib.measure.environments import availability
@@ -83,12 +91,16 @@ def environments_for(default_envs, offered: dict[str, bool], experiment: str | N
 
 def plan_of(name: str, offered: dict[str, bool], profile: str, adaptive: bool):
     """The reproduce's plan of one experiment on what this host offers (None where it offers none): the
-    isolation labels surveyed at the sweep's middle point, since no claim compares them."""
+    isolation labels surveyed at the sweep's middle point, since no claim compares them, and so is every
+    label of an experiment whose claims all name a platform the kit never runs (the web tier's: vSphere),
+    whose runs can serve its figures but never a verdict."""
     experiment = experiments.get(name)
     envs = environments_for(experiment.envs_for(), offered, name)
     if not envs:
         return None
     surveyed = [label for label in envs if label in ISOLATION_LABELS]
+    if not claims.testable_by_the_kit(name):
+        surveyed = envs
     return experiment.plan(environments=envs, profile=profile, until_decided={} if adaptive else None, survey=surveyed)
 
 
@@ -192,21 +204,31 @@ def until_decided(plans: dict, budget_s: float | None, begun: float) -> timing.S
 
 
 def looks_the_budget_affords(plans: dict, budget_s: float) -> dict:
-    """Each run's looks cut at the last one the budget could reach (`adaptive.looks_within`), from the
-    forecast of the whole profile (every point, done or not, so that a resumed reproduce plans alike) and
-    of one repetition of the environments its claims compare (not the isolation labels, which none
-    compares); printed, since the looks set every interval's level."""
+    """Each run's looks cut at the last one its share of the budget could reach (`adaptive.looks_within`),
+    from the forecast of the whole profile (every point, done or not, so that a resumed reproduce plans
+    alike) and of one repetition of the environments its claims compare (not the isolation labels, which
+    none compares); the time left after the profile shared out so that the looks planned together fit in
+    it (`adaptive.share_budget`), none to a run no claim of which the kit can test. Printed, since the
+    looks set every interval's level."""
     speed = estimate.rates()
     left = budget_s - sum(forecast_seconds(plan, speed) for plan in plans.values()) - ANALYSIS_SECONDS
     if left > 0:
-        print(f"looks of each run, for the {estimate.minutes(left)} the budget leaves after the profile:")
+        print(
+            f"looks of each run, for the {estimate.minutes(left)} the budget leaves after the profile (each run's "
+            "next look in turn, the cheapest first, while the looks planned together fit):"
+        )
     else:
         print("looks of each run: the profile alone fills the budget, so a run not begun is looked at once, at 95%:")
-    fitted = {}
+    schedules, repetition_s = {}, {}
     for name, plan in plans.items():
         compared = [env for env in plan.environments if env not in ISOLATION_LABELS]
-        repetition_s = forecast_seconds(plan, speed, envs=compared, repetition=0)
-        fitted[name] = looks_within(plan, left, repetition_s, begun)
+        repetition_s[name] = forecast_seconds(plan, speed, envs=compared, repetition=0)
+        if plan.until_decided is not None and claims.testable_by_the_kit(name):
+            schedules[name] = (plan.until_decided.look_points(plan.repetitions), repetition_s[name])
+    shares = share_budget(schedules, left)
+    fitted = {}
+    for name, plan in plans.items():
+        fitted[name] = looks_within(plan, shares.get(name, 0.0), repetition_s[name], begun)
         print(f"  {name:<14} {looks_text(fitted[name])}")
     return fitted
 

@@ -87,9 +87,10 @@ class Plan(BaseModel):
     #: repetitions added after `repetitions` until the claims are decided (`kitlib.core.sequential`); None:
     #: the fixed design, its intervals at 95%. Part of the digest: a sequential run's intervals are wider
     until_decided: Stopping | None = None
-    #: environments measured at one point of each workload's sweep, its middle one (`points_of`): labels
-    #: a run shows beside the others but no claim compares (`make reproduce`'s isolation mechanisms), for
-    #: a fraction of the sweep's time. Part of the digest where given
+    #: environments measured at one point of each workload's sweep, its middle one (`points_of`), and none
+    #: a search would add: labels a run shows beside the others but no claim compares (`make reproduce`'s
+    #: isolation mechanisms; every label of an experiment no claim of which the kit can test), for a
+    #: fraction of the sweep's time. Part of the digest where given
     survey: tuple[str, ...] = ()
 
     @model_validator(mode="before")

@@ -245,3 +245,35 @@ def test_the_looks_end_where_the_forecast_budget_ends(isolated_dirs, capsys):
     )
     assert fitted["cpu"].ci_alpha == pytest.approx(0.05)
     assert "the profile alone fills the budget" in capsys.readouterr().out
+
+
+def test_the_time_left_is_shared_so_that_the_looks_planned_together_fit():
+    """In rounds, each run's step to its next look, the cheapest first, while it fits: the looks planned
+    together never count on the same seconds twice, and a run with no step that fits keeps one look."""
+    schedules = {"cheap": ([3, 5, 8, 13], 30.0), "dear": ([3, 5, 8], 100.0), "single": ([3], 10.0)}
+    # 300 s: the steps to 5 of cheap (60 s) and dear (200 s); cheap's next (90 s) is over the 40 s left
+    assert adaptive.share_budget(schedules, 300.0) == {"cheap": 60.0, "dear": 200.0, "single": 0.0}
+    # 600 s: cheap goes on to 8 and 13 (90 and 150 s) while dear's step to 8 (300 s) never fits again
+    assert adaptive.share_budget(schedules, 600.0) == {"cheap": 300.0, "dear": 200.0, "single": 0.0}
+    assert adaptive.share_budget(schedules, -50.0) == {"cheap": 0.0, "dear": 0.0, "single": 0.0}
+
+
+def test_a_reproduce_plans_a_second_look_only_where_its_share_of_the_time_reaches_it(isolated_dirs, capsys):
+    """Time for the cheaper run's step to its second look and no more: that run is looked at 3 and 5, the
+    other, which would have counted on the same minutes, once at 95%; so is the web tier, whose claims no
+    run of the kit can test."""
+    from kitlib import reproduce
+    from kitlib.measure import estimate
+
+    envs = ["native", "docker-host-volume"]
+    plans = {name: kitlib.plan(name, environments=envs, until_decided={}) for name in ("cpu", "memory", "webtier")}
+    speed = estimate.rates()
+    profile = sum(adaptive.forecast_seconds(plan, speed) for plan in plans.values()) + reproduce.ANALYSIS_SECONDS
+    one = {name: adaptive.forecast_seconds(plans[name], speed, repetition=0) for name in ("cpu", "memory")}
+    cheaper = min(one, key=one.get)
+    dearer = "memory" if cheaper == "cpu" else "cpu"
+    fitted = reproduce.looks_the_budget_affords(plans, profile + 2.5 * one[cheaper])
+    assert fitted[cheaper].until_decided.look_points(3) == [3, 5]
+    assert fitted[dearer].until_decided.look_points(3) == [3] and fitted[dearer].ci_alpha == pytest.approx(0.05)
+    assert fitted["webtier"].until_decided.look_points(3) == [3]
+    assert "the cheapest first" in capsys.readouterr().out

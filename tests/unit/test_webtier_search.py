@@ -181,3 +181,29 @@ def test_the_estimate_counts_the_searchs_likely_points_until_they_are_measured(t
 
     without = experiments.get("webtier").plan(environments=["native"], profile="paper")
     assert likely_search_units(without, plan_units(without)) == []
+
+
+def test_a_reproduce_surveys_the_web_tier_whose_claims_all_name_vsphere(tmp_path):
+    """No run of the kit can test a web-tier claim (each names vSphere's guests): a reproduce measures the
+    middle population in every environment and searches none, 6 points where the profile has 30. A
+    search never adds points to a surveyed environment, only to the others of its run."""
+    from kitlib.analyse import claims
+    from kitlib.measure.run.runner import likely_search_units, search_step
+    from kitlib.reproduce import plan_of
+
+    assert not claims.testable_by_the_kit("webtier") and claims.testable_by_the_kit("scaleout")
+    plan = plan_of("webtier", {"native": True, "docker-host-volume": True}, "quick", adaptive=True)
+    assert plan.survey == tuple(plan.environments) == ("native", "docker-host-volume")
+    units = plan_units(plan)
+    assert {u.point["users"] for u in units} == {60} and len(units) == 2 * plan.repetitions
+    assert likely_search_units(plan, units) == []
+
+    experiment = experiments.get("webtier")
+    partly = experiment.plan(environments=["native", "docker-host-volume"], profile="quick", survey=["native"])
+    assert {u.env for u in likely_search_units(partly, plan_units(partly))} == {"docker-host-volume"}
+    store = RunStore(tmp_path / "run")
+    store.root.mkdir()
+    workloads = experiment.workloads(partly)
+    workloads[0].next_points = lambda records, envs: {env: [{"users": 120}] for env in envs}
+    assert search_step(partly, store, workloads) == 1
+    assert {tuple(e["environments"]) for e in store.extensions()} == {("docker-host-volume",)}

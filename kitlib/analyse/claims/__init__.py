@@ -44,6 +44,7 @@ __all__ = [
     "verdicts",
     "listing",
     "of",
+    "testable_by_the_kit",
 ]
 
 COLUMNS = [
@@ -79,6 +80,12 @@ def of(experiment: str) -> list[Claim]:
     """The claims an experiment's schema says its records decide."""
     names = set(specs.schema(experiment).claims)
     return [claim for claim in CLAIMS if claim.name in names]
+
+
+def testable_by_the_kit(experiment: str) -> bool:
+    """Whether some run of the kit could test one of the experiment's claims: false where each names a
+    platform the kit never runs (`Claim.outside_the_kit`), so its runs serve figures, never a verdict."""
+    return any(not claim.outside_the_kit for claim in of(experiment))
 
 
 def evaluate_all(df: pd.DataFrame, experiment: str | None = None, allow_mixed_versions: bool = False) -> pd.DataFrame:

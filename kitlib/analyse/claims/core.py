@@ -139,6 +139,9 @@ class Claim:
     band: str = ""
     rule: str = ""
     kind: str = PAPER
+    #: why no run of the kit can ever test it (its subject is a platform the kit does not run, such as
+    #: vSphere's guests), else empty: a reproduce only surveys an experiment all of whose claims say so
+    outside_the_kit: str = ""
 
     @property
     def cited(self) -> str:

@@ -31,6 +31,7 @@ from kitlib.analyse.claims.core import (
     small_higher,
     stated_ratio,
 )
+from kitlib.analyse.claims.unencoded import VSPHERE
 from kitlib.core import hostfacts
 
 SEED3 = "A Performance Study of Containers in Cloud Environment"
@@ -219,9 +220,18 @@ VM_RTT = Band(1.10, 3.33, "at least 10% higher, at most 3.33×")
 EVERY = f"; {RULE_EVERY}"
 
 
-def _claim(name, source, statement, predicate, quote, band, rule, seed, kind=None) -> Claim:
+def _claim(name, source, statement, predicate, quote, band, rule, seed, kind=None, outside="") -> Claim:
     return Claim(
-        name, source, statement, predicate, seed=seed, quote=quote, band=str(band), rule=rule, kind=kind or "paper"
+        name,
+        source,
+        statement,
+        predicate,
+        seed=seed,
+        quote=quote,
+        band=str(band),
+        rule=rule,
+        kind=kind or "paper",
+        outside_the_kit=outside,
     )
 
 
@@ -382,6 +392,7 @@ CLAIMS: list[Claim] = [
         at_least_higher(0.0),
         f"{RULE_DIRECTION}; testable only on vSphere guests, never on KVM",
         "002",
+        outside=VSPHERE,
     ),
     _claim(
         "webtier_vm_slightly_above_native",
@@ -392,6 +403,7 @@ CLAIMS: list[Claim] = [
         small_higher(),
         f"'slightly higher' is a small effect; {RULE_SMALL}; testable only on vSphere guests, never on KVM",
         "002",
+        outside=VSPHERE,
     ),
     _claim(
         "webtier_docker_in_vm_no_overhead",
@@ -402,6 +414,7 @@ CLAIMS: list[Claim] = [
         about_equal(0.05),
         f"'no additional overhead' is a statement of equality; {RULE_EQUAL}; testable only on vSphere guests",
         "002",
+        outside=VSPHERE,
     ),
     _claim(
         "webtier_two_vms_slightly_higher",
@@ -413,6 +426,7 @@ CLAIMS: list[Claim] = [
         small_higher(),
         f"'slightly higher' is a small effect; {RULE_SMALL}; testable only on vSphere guests",
         "002",
+        outside=VSPHERE,
     ),
     _claim(
         "scaleout_oltp_docker_adds_little",

@@ -32,15 +32,14 @@ def peak_users(df: pd.DataFrame) -> pd.DataFrame:
     """Per environment and population, the count of operations whose mean p90 over runs is over its
     threshold, the failed requests, whether it passes, and the environment's peak population: the rule
     the peak-users search measures by (`kitlib.specs.webtier.population_verdicts`, `peak_of`); with
-    `peak_at_limit` where the peak is the search's limit (every population passed: a lower bound)."""
+    `peak_lower_bound` where no population of the environment failed (the search stopped at its limit, or
+    none ran: a surveyed run), so the machine was not driven to a failure and the peak is only a floor."""
     table = population_verdicts(df)
     peaks = {env: peak_of(part) for env, part in table.groupby("env")}
     table["peak_users"] = table["env"].map(peaks)
-    # a peak at the search's limit is a lower bound: the machine was not driven to a failure
-    limits = df.groupby("env")["peak_max_users"].max() if "peak_max_users" in df.columns else pd.Series(dtype=float)
-    table["peak_at_limit"] = [
-        bool(pd.notna(peak) and env in limits.index and pd.notna(limits[env]) and peak >= limits[env])
-        for env, peak in zip(table["env"], table["peak_users"], strict=True)
+    unfailed = {env: bool(part["passes"].all()) for env, part in table.groupby("env")}
+    table["peak_lower_bound"] = [
+        bool(pd.notna(peak) and unfailed[env]) for env, peak in zip(table["env"], table["peak_users"], strict=True)
     ]
     return table
 
@@ -82,7 +81,7 @@ def _operation_panels(axes, rows: pd.DataFrame, limits: dict[str, float], what: 
                 bottom=10 ** math.floor(math.log10(smallest)),
                 top=max(ax.get_ylim()[1], 1.5 * max(limits[op] for op in present)),
             )
-            ax.set_title(f"{name}, {title} ({what[col]}), {users} users; dashed: threshold", fontsize=10)
+            ax.set_title(f"{name}, {title} ({what[col]}), {users:g} users; dashed: threshold", fontsize=10)
 
 
 @hosts.one_host(hosts.SD)
@@ -110,8 +109,8 @@ def latency_figures(df: pd.DataFrame):
             own_peaks = peaks[(peaks["env"] == env) & peaks["peak_users"].notna()]
             if own_peaks.empty:
                 label = env_label(env) + " (no population passes)"
-            elif own_peaks["peak_at_limit"].iloc[0]:
-                label = env_label(env) + f" (peak ≥ {int(own_peaks['peak_users'].iloc[0])} users: the search's limit)"
+            elif own_peaks["peak_lower_bound"].iloc[0]:
+                label = env_label(env) + f" (peak ≥ {int(own_peaks['peak_users'].iloc[0])} users: none measured fails)"
             else:
                 label = env_label(env) + f" (peak {int(own_peaks['peak_users'].iloc[0])} users)"
             ax.errorbar(own[X], own["mean"], yerr=own["std"], capsize=3, label=label, **env_style(env))

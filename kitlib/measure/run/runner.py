@@ -123,7 +123,7 @@ def likely_search_units(plan: Plan, units: list[Unit]) -> list[Unit]:
     for rep in range(plan.repetitions):
         for env in plan.environments:
             for workload in workloads:
-                if not workload.applies_to(env):
+                if env in plan.survey or not workload.applies_to(env):
                     continue
                 for point in workload.likely_search_points():
                     if _point_identity(env, workload.name, point) not in known:
@@ -142,7 +142,8 @@ def search_step(plan: Plan, store: RunStore, workloads: list[Workload]) -> int:
     known = {_point_identity(u.env, u.workload.name, u.point) for u in plan_units(plan, workloads, store.extensions())}
     steps = []  # (environment, workload, its new points): each added in every repetition, repetitions outermost
     for workload in workloads:
-        wanted = workload.next_points(records, [e for e in plan.environments if workload.applies_to(e)])
+        searched = [e for e in plan.environments if e not in plan.survey and workload.applies_to(e)]
+        wanted = workload.next_points(records, searched) if searched else {}
         for env, points in wanted.items():
             new = [p for p in points if _point_identity(env, workload.name, p) not in known]
             if new:
