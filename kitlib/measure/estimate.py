@@ -42,7 +42,7 @@ START_STOP_SECONDS = {
     "podman": 3.0,
     "podman-rootless": 4.0,
     "lxc": 12.0,
-    "nspawn": 8.0,
+    "nspawn": 4.0,
     "vm": 90.0,
     "docker-in-vm": 150.0,
 }
@@ -56,7 +56,16 @@ DEFAULT_POINT_SECONDS = 2.0
 PROBES_SECONDS = 1.0
 #: rates assumed where the calibration cannot run (no C compiler): a modest laptop's
 FALLBACK_RATES = {"gflops": 10.0, "stream_gbs": 8.0, "gups": 0.03, "xz_mbps": 5.0}
-CALIBRATION_VERSION = 1
+CALIBRATION_VERSION = 2
+#: the Linpack order calibrated: OpenBLAS reaches its speed only on matrices of a few thousand (on a
+#: 2-core EPYC guest 40 GFLOPS at N = 2000 and 88 at the quick profile's 6000, so a rate taken at 2000
+#: forecast a CPU run at twice its time); 4000 takes about a second there, a few on a laptop
+LINPACK_CALIBRATION_N = 4000
+#: xz -2 compresses blocks of 6 MiB (three times its 2 MiB dictionary), one per thread: the calibration's
+#: corpus gives every thread one, as a run's larger corpus keeps them all busy (a 4 MiB corpus is a single
+#: block, one thread: 3 MB/s measured on a 2-core guest where the run's 32 MiB read 4.6), within these bounds
+XZ_BLOCK_MIB = 6
+XZ_CORPUS_MIB = (6, 96)
 #: a calibration older than this is made again (a machine's load and clock change); one made while the
 #: machine was busier than its CPUs (load average above the CPU count) only for an hour
 CALIBRATION_MAX_AGE_S = 7 * 24 * 3600
@@ -133,7 +142,7 @@ def _calibrate() -> Rates:
     load = os.getloadavg()[0]
     stream = best(kit_stream.parse, [str(programs["kit-stream"]), "8000000", "4"], "bandwidth")
     gups = best(kit_gups.parse, [str(programs["kit-gups"]), "22", "1"], "gups")
-    linpack = best(kit_linpack.parse, [str(programs["kit-linpack"]), "2000", "2"], "gflops")
+    linpack = best(kit_linpack.parse, [str(programs["kit-linpack"]), str(LINPACK_CALIBRATION_N), "2"], "gflops")
     with tempfile.TemporaryDirectory(prefix="kitlib-calibrate-") as folder:
         xz = max(_xz_rate(Path(folder)) for _ in range(CALIBRATION_TRIES))
     return Rates(
@@ -145,12 +154,18 @@ def _calibrate() -> Rates:
     )
 
 
+def xz_calibration_bytes(threads: int) -> int:
+    """The calibration corpus for `threads` xz threads: a block each, within `XZ_CORPUS_MIB`."""
+    low, high = XZ_CORPUS_MIB
+    return min(max(XZ_BLOCK_MIB * threads, low), high) * 2**20
+
+
 def _xz_rate(folder: Path) -> float:
     corpus = folder / "corpus.txt"
-    size = 4 * 2**20
+    threads = len(os.sched_getaffinity(0))
+    size = xz_calibration_bytes(threads)
     if not corpus.exists():
         subprocess.run(services.command("corpus", corpus, size, 1_000_000_000), check=True, timeout=120)
-    threads = len(os.sched_getaffinity(0))
     started = time.monotonic()
     with open(corpus, "rb") as data:
         subprocess.run(

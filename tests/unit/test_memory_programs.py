@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import kitlib
-from kitlib.core import caches
+from kitlib.core import caches, services
 from kitlib.core.errors import EnvironmentUnavailable, ParseError, PlanError
 from kitlib.measure import estimate, parsers
 from kitlib.measure.experiments import programs
@@ -136,6 +137,21 @@ def test_an_emulator_lengthens_size_bound_points_and_not_time_bound_ones(tmp_pat
     emulated, native = seconds("cpu", "qemu-tcg", linpack_n=1000), seconds("cpu", "native", linpack_n=1000)
     probes = estimate.PROBES_SECONDS  # on the host, around the point: not emulated
     assert [s - probes for s in emulated] == pytest.approx([estimate.EMULATION_SLOWDOWN * (s - probes) for s in native])
+
+
+def test_the_xz_calibration_gives_every_thread_a_block_of_its_own(tmp_path):
+    """xz -2 splits its input into blocks, one per thread: a corpus of one block calibrates one thread's
+    rate (a 4 MiB corpus read 3 MB/s on a 2-core guest where the run's 32 MiB read 4.6)."""
+    size = estimate.xz_calibration_bytes(2)
+    corpus = tmp_path / "corpus.txt"
+    subprocess.run(services.command("corpus", corpus, size, 1_000_000_000), check=True, timeout=120)
+    packed = tmp_path / "corpus.xz"
+    with open(corpus, "rb") as data, open(packed, "wb") as out:
+        subprocess.run(["xz", "-T2", "-2", "-c"], stdin=data, stdout=out, check=True, timeout=300)
+    listing = subprocess.run(["xz", "--robot", "--list", str(packed)], capture_output=True, text=True, check=True)
+    blocks = int(next(line for line in listing.stdout.splitlines() if line.startswith("file")).split("\t")[2])
+    assert corpus.stat().st_size == size and blocks == 2
+    assert estimate.xz_calibration_bytes(1) == 6 * 2**20 and estimate.xz_calibration_bytes(64) == 96 * 2**20
 
 
 def test_a_probed_point_is_estimated_with_its_capacity_probes(tmp_path):

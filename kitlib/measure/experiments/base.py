@@ -59,6 +59,10 @@ class RawResult:
     series: dict[str, str] = field(default_factory=dict)
 
 
+#: seconds a short program takes to start in an environment, check its result and report, besides its
+#: work: what a size-bound point's model adds (0.3 to 1 s measured on a 2-core guest, `docker exec` included)
+PROGRAM_START_S = 0.5
+
 #: a point's figure per sub-interval of its run, and the sub-interval in seconds
 Intervals = tuple[list[float], float]
 

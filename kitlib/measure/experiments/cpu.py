@@ -22,7 +22,7 @@ from kitlib.core.errors import PlanError
 from kitlib.measure.environments import vm
 from kitlib.measure.environments.base import Environment
 from kitlib.measure.experiments import hpcc_run, programs
-from kitlib.measure.experiments.base import Experiment, RawResult, Workload
+from kitlib.measure.experiments.base import PROGRAM_START_S, Experiment, RawResult, Workload
 from kitlib.measure.peer import Peer
 from kitlib.specs.cpu import SPEC, CpuParams
 from kitlib.specs.labels import is_emulated, parse_label
@@ -75,7 +75,7 @@ class PxzWorkload(Workload):
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
         """The compression at this host's xz rate (level 2), plus generating and reading the corpus once per
         environment (counted with each point: an upper bound)."""
-        return 2.0 + self.params.corpus_mb * 1.048576 / rates.xz_mbps + self.params.corpus_mb / 50.0
+        return PROGRAM_START_S + self.params.corpus_mb * 1.048576 / rates.xz_mbps + self.params.corpus_mb / 50.0
 
     def __init__(self, params: CpuParams):
         super().__init__(params)
@@ -114,9 +114,10 @@ class LinpackWorkload(Workload):
     capacity_probe = "cpu"
 
     def estimate_seconds(self, point: dict[str, Any], rates: Any) -> float | None:
-        """Every trial's 2/3 N^3 flops at this host's rate, plus filling the matrix."""
+        """Every trial's 2/3 N^3 flops at this host's rate, plus filling the matrix (0.4 s at N = 6000 on a
+        2-core guest) and the program's start."""
         n = self.params.linpack_n or 0
-        return 2.0 + self.params.linpack_trials * (2 / 3 * n**3) / (rates.gflops * 1e9) + n * n / 2e7
+        return PROGRAM_START_S + self.params.linpack_trials * (2 / 3 * n**3) / (rates.gflops * 1e9) + n * n / 1e8
 
     def __init__(self, params: CpuParams):
         super().__init__(params)
