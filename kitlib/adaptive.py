@@ -14,7 +14,9 @@ repetition adds exactly those. Candidates are
 grouped by run; the run chosen next is the one with the most expected progress per minute: the sum
 over its candidates of 1 / (runs still needed), divided by the minutes its step to the next look takes
 (the repetitions of that step × the minutes one repetition of their environments and workloads took in
-this run so far). A step that does not fit the budget left is not begun.
+this run so far). A step that does not fit the budget left is not begun. Before the first step, a run
+whose step to its next look cannot fit in the time left at all ends its looks at its first, which then
+spends all of α (`end_looks_out_of_time`).
 """
 
 from __future__ import annotations
@@ -182,17 +184,22 @@ def share_budget(schedules: Mapping[str, tuple[list[int], float]], seconds_left:
 
 
 def forecast_seconds(
-    plan: Plan, calibrated=None, envs: list[str] | None = None, repetition: int | None = None
+    plan: Plan,
+    calibrated=None,
+    envs: list[str] | None = None,
+    repetition: int | None = None,
+    with_history: bool = True,
 ) -> float:
     """Seconds the plan's points take here, done or not (those of `envs` and of one `repetition` where
-    given), by `kitlib.measure.estimate`: what a plan's looks are fitted to before anything runs."""
+    given), by `kitlib.measure.estimate`: what a plan's looks are fitted to before anything runs
+    (`with_history=False`: from the models alone, none of this host's points)."""
     units = [
         unit
         for unit in plan_units(plan)
         if (envs is None or unit.env in envs) and (repetition is None or unit.repetition == repetition)
     ]
     searched = likely_search_units(plan, units) if repetition is None else []
-    return estimate.estimate(plan, units + searched, calibrated=calibrated).total
+    return estimate.estimate(plan, units + searched, calibrated=calibrated, with_history=with_history).total
 
 
 def begun(plan: Plan, results_root: Path | None = None) -> bool:
@@ -209,6 +216,35 @@ def fit_to_budget(plan: Plan, budget_s: float, results_root: Path | None = None,
     fitted = looks_within(plan, left, forecast_seconds(plan, repetition=0), lambda p: begun(p, results_root))
     say(f"{plan.experiment}: {looks_text(fitted)}, for a budget of {budget_s / 60:.0f} min")
     return fitted
+
+
+def end_looks_out_of_time(plan: Plan, root: Path, seconds_left: float, say: Callable[[str], None] = print) -> bool:
+    """End the looks of a run still at its first one when the time left cannot pay for its step to the
+    next (one repetition of the environments it compares, by the models' forecast): it will not grow
+    whatever its claims read, so its first look is its last and spends all of α (95%) instead of its
+    share (`kitlib.core.sequential`). Decided from the clock and the forecast before any verdict of the
+    run is read, so the level rests on no measured value of its. Returns whether it ended them."""
+    stopping = plan.until_decided
+    store = RunStore(root)
+    have = repetitions_of(plan, store)
+    if stopping is None or have != plan.repetitions or store.looks_ended() is not None:
+        return False
+    step_to = stopping.next_look(plan.repetitions, have)
+    if step_to is None:
+        return False
+    compared = [env for env in plan.environments if env not in plan.survey]
+    repetition_s = forecast_seconds(plan, envs=compared, repetition=0, with_history=False)
+    step_s = (step_to - have) * repetition_s
+    if step_s <= seconds_left:
+        return False
+    why = (
+        f"{max(seconds_left, 0.0):.0f} s left, its step to the look at {step_to} about {step_s:.0f} s "
+        f"({step_to - have} × {repetition_s:.0f} s forecast): no further look, so this one is at 95%"
+    )
+    store.end_looks(have, stopping.alpha, why)
+    store.consolidate()
+    say(f"{plan.experiment}: looks end at {have} repetitions ({why})")
+    return True
 
 
 def notebook_plan(experiment: str, namespace: Mapping[str, Any]) -> Plan:
@@ -243,6 +279,8 @@ def choose(runs: list[tuple[Plan, Path]], budget_left_s: float) -> tuple[Choice 
         if plan.until_decided is None:
             continue
         store = RunStore(root)
+        if store.looks_ended() is not None:
+            continue
         have = repetitions_of(plan, store)
         workload_objects = experiments.workloads_of(plan)
         names = [w.name for w in workload_objects]
@@ -291,6 +329,8 @@ def extend_until_decided(
     to a run's next look at a time, until no candidate is left or the budget is spent; `run(plan)`
     measures what the plan's folder lacks. `added` holds one entry per repetition."""
     started = time.monotonic()
+    for plan, root in runs:
+        end_looks_out_of_time(plan, root, budget_s, say)
     added: list[dict[str, Any]] = []
     notes: list[str] = []
     while True:

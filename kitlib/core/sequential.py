@@ -27,6 +27,11 @@ Why this rule and not another:
 - The schedule ends at the last look the budget's forecast reaches (`kitlib.adaptive.looks_within`):
   a look never reached would still cost every interval its share of α. The forecast is made before any
   point is measured, from the time estimate alone, so the cut is no data-dependent stopping.
+- A run still at its first look whose step to the next one the time left cannot pay (the profile ran
+  longer than its forecast) will not grow, whatever its claims read: its looks end there, and that look
+  spends all of α, the records' `ci_alpha` 0.05 (`kitlib.adaptive.end_looks_out_of_time`, the run's
+  `looks.json`). Looks may be dropped when the reason is not the data (Lan and DeMets, 1983); here it is
+  the clock and the models' forecast, read before any verdict of the run. A run that grew keeps its split.
 - An uneven split that spends more at the first look (α/2 at 3 runs, α/10 at each later one) decides
   no more: at n = 3 the width comes from the noise and the t quantile of few runs, not from how α is
   shared.

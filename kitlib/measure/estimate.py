@@ -191,12 +191,20 @@ def _history(experiment: str, root: Path | None = None) -> dict[tuple[str, str, 
     return found
 
 
-def estimate(plan, units: Iterable, *, history_root: Path | None = None, calibrated: Rates | None = None) -> Estimate:
+def estimate(
+    plan,
+    units: Iterable,
+    *,
+    history_root: Path | None = None,
+    calibrated: Rates | None = None,
+    with_history: bool = True,
+) -> Estimate:
     """The plan's time on this host: every unit (history, else model, else default) and every environment
-    start and stop. `units` are the plan's units in order (`runner.plan_units`)."""
+    start and stop. `units` are the plan's units in order (`runner.plan_units`). `with_history=False`
+    leaves out the earlier points, so that nothing a run measured enters the figure."""
     units = list(units)
     speed = calibrated or rates()
-    history = _history(plan.experiment, history_root)
+    history = _history(plan.experiment, history_root) if with_history else {}
     result = Estimate()
     for unit in units:
         spec = parse_label(unit.env)

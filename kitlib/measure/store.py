@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kitlib import results
+from kitlib.core import sequential
 from kitlib.core.errors import KitError
 from kitlib.core.hostid import differences, host_id
 from kitlib.core.records import CORE_COLUMNS, Record, to_frame
@@ -264,6 +265,18 @@ class RunStore:
         document = {"format_version": FORMAT_VERSION, "extensions": [*found, entry]}
         atomic_write(self.root / "extensions.json", json.dumps(document, indent=2))
 
+    # -- the looks of a run that may grow -------------------------------------------------------
+    def end_looks(self, at: int, alpha: float, why: str) -> None:
+        """Record that the run's looks end at `at` repetitions, its records' intervals then at 1 − `alpha`
+        (`kitlib.core.sequential`: looks dropped for a reason that is not the data), and why."""
+        document = {"format_version": FORMAT_VERSION, "ended_at": at, sequential.COLUMN: alpha, "why": why}
+        atomic_write(self.root / "looks.json", json.dumps(document, indent=2))
+
+    def looks_ended(self) -> dict[str, Any] | None:
+        """{ended_at, ci_alpha, why} where the run's looks were ended before their schedule's last, else None."""
+        path = self.root / "looks.json"
+        return read_json(path) if path.exists() else None
+
     # -- units -----------------------------------------------------------------------------
     def pending(self, units: Iterable[Any]) -> list[Any]:
         """The units (anything with a `key`) not done yet: never run, failed, or without their records."""
@@ -357,6 +370,9 @@ class RunStore:
         if rows:
             extra = [c for c in frame.columns if c not in CORE_COLUMNS]
             frame = frame[list(CORE_COLUMNS) + extra]
+        ended = self.looks_ended()
+        if ended is not None and sequential.COLUMN in frame.columns:  # each unit keeps the level it was measured at
+            frame[sequential.COLUMN] = ended[sequential.COLUMN]
         atomic_write(self.root / "records.csv", frame.to_csv(index=False))
         failed = [
             {"unit": u["key"], "env": u.get("env"), "reason": u.get("reason")}

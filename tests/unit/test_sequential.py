@@ -3,6 +3,8 @@ repetitions a run grows by, and the choice of what to repeat, on the sample's re
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -188,6 +190,41 @@ def test_a_run_grows_a_whole_step_to_its_next_look_and_is_read_only_there(tmp_pa
     assert set(read_at) <= {5, 8} and read_at, read_at
     steps = [e["repetition"] for e in RunStore(root).added_repetitions()]
     assert steps == list(range(3, read_at[-1])), "whole steps, none begun past the last look"
+
+
+def as_units(root) -> None:
+    """The drawn records of `synthetic_run` as the run's unit files, one per point, as a run writes them."""
+    units = root / "units"
+    units.mkdir()
+    for _, row in pd.read_csv(root / "records.csv").iterrows():
+        key = f"randomaccess__{row['env']}__r{row['repetition']}"
+        unit = {"status": "ok", "records": [row.to_dict()], "env": row["env"], "workload": "randomaccess"}
+        unit |= {"point": {}, "repetition": int(row["repetition"]), "seconds": 2.0}
+        (units / f"{key}.json").write_text(json.dumps(unit))
+
+
+def test_a_run_the_time_left_cannot_grow_ends_its_looks_at_95_percent(tmp_path):
+    """Planned with looks at 3, 5, 8 (each at 98.33%) and 10 s left where its step to 5 takes two
+    repetitions: it will not grow whatever it reads, so its first look is its last and its records are at
+    95%, said in looks.json; the choice never grows it, and with time for the step nothing ends."""
+    plan = kitlib.plan("memory", environments=["native", "docker-host-volume"], until_decided={"max_repetitions": 8})
+    roots = {}
+    for name in ("short", "long"):
+        roots[name] = tmp_path / name / "memory" / "run"
+        synthetic_run(roots[name], cv=0.03, alpha=plan.ci_alpha)
+        as_units(roots[name])
+    said: list[str] = []
+    assert plan.ci_alpha == pytest.approx(0.05 / 3)
+    assert adaptive.end_looks_out_of_time(plan, roots["short"], 10.0, said.append)
+    ended = RunStore(roots["short"]).looks_ended()
+    assert ended["ended_at"] == 3 and ended["ci_alpha"] == pytest.approx(0.05) and "no further look" in ended["why"]
+    assert (pd.read_csv(roots["short"] / "records.csv")["ci_alpha"] == 0.05).all()
+    assert said and said[0].startswith("memory: looks end at 3 repetitions")
+    assert adaptive.choose([(plan, roots["short"])], budget_left_s=3600)[0] is None, "an ended run never grows"
+    assert not adaptive.end_looks_out_of_time(plan, roots["short"], 10.0, said.append), "ended once"
+    assert not adaptive.end_looks_out_of_time(plan, roots["long"], 3600.0, said.append)
+    assert RunStore(roots["long"]).looks_ended() is None
+    assert adaptive.choose([(plan, roots["long"])], budget_left_s=3600)[0] is not None
 
 
 def test_the_simulated_give_up_rule_is_the_kits_runs_needed(tmp_path):
