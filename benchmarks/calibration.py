@@ -233,7 +233,8 @@ def adaptive_stopping(count: int = DRAWS, cv: float = 0.05, stopping: sequential
     """Runs grown from 3 to `max_repetitions`, a verdict read at each look of the plan's schedule
     (`Stopping.look_points`), the run stopped at the first decision. A/A against a one-sided claim
     ("higher": band [1, ∞)), so every "reproduced" is a false decision: looked at with 95% every time
-    (naive) and with the looks' level; then an A/A "about equal (±5%)" claim at CV 2%: how often it is
+    (naive) and with the looks' level, and with the looks of half the runs ended by the clock at their
+    first, read at 95%; then an A/A "about equal (±5%)" claim at CV 2%: how often it is
     decided each way, and the runs it took."""
     stopping = stopping or sequential.Stopping()
     looks, at = stopping.looks(3), stopping.look_points(3)
@@ -241,12 +242,17 @@ def adaptive_stopping(count: int = DRAWS, cv: float = 0.05, stopping: sequential
     naive, _ = sequential.simulate(other, base, (1.0, math.inf), [core.ALPHA] * looks, looks=at)
     spent, _ = sequential.simulate(other, base, (1.0, math.inf), [stopping.look_alpha(3)] * looks, looks=at)
     fixed, _ = sequential.simulate(other, base, (1.0, math.inf), [core.ALPHA])
+    # the clock ends half the runs' looks at their first, read then at 95% (`adaptive.end_looks_out_of_time`):
+    # a draw independent of the runs' values, as the time left after a profile is of its verdicts
+    ended = np.random.default_rng(SEED + 52).random(count) < 0.5
+    clocked = np.where(ended, fixed, spent)
     other, base = draws(0.0, stopping.max_repetitions, 0.02, count, SEED + 51)
     equal, used = sequential.simulate(other, base, (0.95, 1.05), [stopping.look_alpha(3)] * looks, looks=at)
     return {
         "fixed_n3_false": float(np.mean(fixed == REPRODUCED)),
         "naive_false": float(np.mean(naive == REPRODUCED)),
         "spent_false": float(np.mean(spent == REPRODUCED)),
+        "clock_ended_false": float(np.mean(clocked == REPRODUCED)),
         "equal_reproduced": float(np.mean(equal == REPRODUCED)),
         "equal_refuted": float(np.mean(equal == NOT_REPRODUCED)),
         "equal_mean_runs": float(used.mean()),
@@ -295,6 +301,12 @@ def table(count: int = 2000, slow_count: int = 400) -> pd.DataFrame:
     grown, looks = f"runs {'/'.join(map(str, schedule))}", f"α/{len(schedule)}"
     add(f"A/A 'higher', {grown}, every look at 95%: reproduced (false)", count, adaptive["naive_false"], "2.5% (fails)")
     add(f"A/A 'higher', {grown}, looks at {looks}: reproduced (false)", count, adaptive["spent_false"], "≤ 2.5%")
+    add(
+        f"A/A 'higher', {grown} at {looks}, half ended at 3 by the clock (95%): reproduced (false)",
+        count,
+        adaptive["clock_ended_false"],
+        "≤ 2.5%",
+    )
     add(f"A/A 'about equal ±5%' CV 2%, {grown} at {looks}: reproduced", count, adaptive["equal_reproduced"], "power")
     add(f"A/A 'about equal ±5%' CV 2%, {grown} at {looks}: refuted", count, adaptive["equal_refuted"], "≤ 5%")
     add(f"A/A 'about equal ±5%' CV 2%, {grown}: mean runs a side", count, adaptive["equal_mean_runs"], "—")

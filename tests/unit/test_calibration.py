@@ -140,5 +140,7 @@ def test_adding_runs_until_decided_keeps_the_false_decisions_within_alpha():
     assert found["naive_false"] >= 0.035, found
     # … the looks' level keeps the one-sided false decision under 2.5% however the run stops
     assert found["spent_false"] <= 0.025, found
+    # … also where the clock, not the data, ends a run's looks at its first and reads it at 95%
+    assert found["clock_ended_false"] <= 0.025, found
     assert found["equal_refuted"] <= 0.05, found
     assert found["equal_reproduced"] >= 0.8 and 3 <= found["equal_mean_runs"] <= 21, found
