@@ -221,7 +221,7 @@ def fit_to_budget(plan: Plan, budget_s: float, results_root: Path | None = None,
 def end_looks_out_of_time(plan: Plan, root: Path, seconds_left: float, say: Callable[[str], None] = print) -> bool:
     """End the looks of a run still at its first one when the time left cannot pay for its step to the
     next (one repetition of the environments it compares, by the models' forecast): it will not grow
-    whatever its claims read, so its first look is its last and spends all of α (95%) instead of its
+    whatever its claims read, so its first look is its last and spends all of α (95% by default) instead of its
     share (`kitlib.core.sequential`). Decided from the clock and the forecast before any verdict of the
     run is read, so the level rests on no measured value of its. Returns whether it ended them."""
     stopping = plan.until_decided
@@ -239,7 +239,8 @@ def end_looks_out_of_time(plan: Plan, root: Path, seconds_left: float, say: Call
         return False
     why = (
         f"{max(seconds_left, 0.0):.0f} s left, its step to the look at {step_to} about {step_s:.0f} s "
-        f"({step_to - have} × {repetition_s:.0f} s forecast): no further look, so this one is at 95%"
+        f"({step_to - have} × {repetition_s:.0f} s forecast): no further look, so this one is at "
+        f"{100 * (1 - stopping.alpha):.4g}%"
     )
     store.end_looks(have, stopping.alpha, why)
     store.consolidate()
