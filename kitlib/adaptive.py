@@ -202,6 +202,12 @@ def forecast_seconds(
     return estimate.estimate(plan, units + searched, calibrated=calibrated, with_history=with_history).total
 
 
+def compared_environments(plan: Plan) -> list[str]:
+    """The environments a run's claims compare, whose repetitions a look costs: all but those it surveys
+    (all of them where it surveys every one, as a run whose claims the kit cannot test)."""
+    return [env for env in plan.environments if env not in plan.survey] or list(plan.environments)
+
+
 def begun(plan: Plan, results_root: Path | None = None) -> bool:
     """Whether this plan's run has measured anything already (its folder holds unit files)."""
     return any(RunStore(paths.run_folder(plan, results_root)).units_dir.glob("*.json"))
@@ -232,8 +238,7 @@ def end_looks_out_of_time(plan: Plan, root: Path, seconds_left: float, say: Call
     step_to = stopping.next_look(plan.repetitions, have)
     if step_to is None:
         return False
-    compared = [env for env in plan.environments if env not in plan.survey]
-    repetition_s = forecast_seconds(plan, envs=compared, repetition=0, with_history=False)
+    repetition_s = forecast_seconds(plan, envs=compared_environments(plan), repetition=0, with_history=False)
     step_s = (step_to - have) * repetition_s
     if step_s <= seconds_left:
         return False

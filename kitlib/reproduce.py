@@ -20,6 +20,7 @@ import traceback
 from kitlib import specs
 from kitlib.adaptive import (
     begun,
+    compared_environments,
     extend_until_decided,
     forecast_seconds,
     looks_text,
@@ -206,10 +207,10 @@ def until_decided(plans: dict, budget_s: float | None, begun: float) -> timing.S
 def looks_the_budget_affords(plans: dict, budget_s: float) -> dict:
     """Each run's looks cut at the last one its share of the budget could reach (`adaptive.looks_within`),
     from the forecast of the whole profile (every point, done or not, so that a resumed reproduce plans
-    alike) and of one repetition of the environments its claims compare (not the isolation labels, which
-    none compares); the time left after the profile shared out so that the looks planned together fit in
-    it (`adaptive.share_budget`), none to a run no claim of which the kit can test. Printed, since the
-    looks set every interval's level."""
+    alike) and of one repetition of the environments its claims compare (`adaptive.compared_environments`:
+    not the isolation labels it surveys); the time left after the profile shared out so that the looks
+    planned together fit in it (`adaptive.share_budget`), none to a run no claim of which the kit can
+    test. Printed, since the looks set every interval's level."""
     speed = estimate.rates()
     left = budget_s - sum(forecast_seconds(plan, speed) for plan in plans.values()) - ANALYSIS_SECONDS
     if left > 0:
@@ -221,8 +222,7 @@ def looks_the_budget_affords(plans: dict, budget_s: float) -> dict:
         print("looks of each run: the profile alone fills the budget, so a run not begun is looked at once, at 95%:")
     schedules, repetition_s = {}, {}
     for name, plan in plans.items():
-        compared = [env for env in plan.environments if env not in ISOLATION_LABELS]
-        repetition_s[name] = forecast_seconds(plan, speed, envs=compared, repetition=0)
+        repetition_s[name] = forecast_seconds(plan, speed, envs=compared_environments(plan), repetition=0)
         if plan.until_decided is not None and claims.testable_by_the_kit(name):
             schedules[name] = (plan.until_decided.look_points(plan.repetitions), repetition_s[name])
     shares = share_budget(schedules, left)
