@@ -64,7 +64,9 @@ ROOT = Identity(rootless=False)
 
 def as_identity(identity: Identity, argv: Sequence[str]) -> list[str]:
     """argv run as `identity`: for the rootless user with its own environment only (HOME,
-    XDG_RUNTIME_DIR), marked as this run's, so nothing of root's environment leaks in."""
+    XDG_RUNTIME_DIR), marked as this run's, so nothing of root's environment leaks in, and in its home:
+    root's working directory may be one it cannot enter (a clone in `mktemp -d`, mode 0700), and
+    Podman refuses to start there."""
     if not identity.rootless:
         return list(argv)
     return [
@@ -74,6 +76,7 @@ def as_identity(identity: Identity, argv: Sequence[str]) -> list[str]:
         "--init-groups",
         "env",
         "-i",
+        f"--chdir={identity.home}",
         f"HOME={identity.home}",
         f"USER={identity.user}",
         f"LOGNAME={identity.user}",
