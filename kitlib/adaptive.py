@@ -372,13 +372,10 @@ def extend_until_decided(
     return Report(added, notes, time.monotonic() - started)
 
 
-def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
-    """For `--dry-run`: each claim of the plan's experiment read on this host's earlier records of it
-    (under `results`), its intervals taken at the level the plan's looks keep, with the runs a side that
-    would likely decide it and the minutes that many repetitions of its environments would take. Returns
-    the table and where the noise was read from ('' when there is no earlier run here)."""
-    from kitlib.measure import experiments
-
+def earlier_verdicts(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
+    """The plan's claims read on this host's earlier records of its experiment (under `results`), each
+    interval at the level the plan's looks keep, and where they were read from ('', and no rows, when
+    there is no earlier run here). What `predict` and `kitlib.outlook` read the noise from."""
     folder = results / plan.experiment
     records = load_records(folder) if folder.is_dir() and any(folder.glob("*/records.csv")) else pd.DataFrame()
     if "host" in records.columns:
@@ -387,9 +384,22 @@ def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
         return pd.DataFrame(), ""
     alpha = plan.ci_alpha if plan.ci_alpha is not None else sequential.ALPHA
     verdicts = verdicts_of(plan, records.assign(**{"ci_alpha": alpha}))
+    return verdicts, ", ".join(sorted(set(records["source"])))
+
+
+def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
+    """For `--dry-run`: each claim of the plan's experiment read on this host's earlier records of it
+    (`earlier_verdicts`), with the runs a side that would likely decide it and the minutes that many
+    repetitions of its environments would take. Returns the table and where the noise was read from
+    ('' when there is no earlier run here)."""
+    from kitlib.measure import experiments
+
+    verdicts, source = earlier_verdicts(plan, results)
+    if verdicts.empty:
+        return pd.DataFrame(), ""
     timing: dict[tuple[str, str], float] = {}
-    for source in sorted(set(records["source"])):
-        timing.update(unit_seconds(RunStore(Path(source))))
+    for folder in source.split(", "):
+        timing.update(unit_seconds(RunStore(Path(folder))))
     workload_objects = experiments.workloads_of(plan)
     points = {w.name: len(w.points()) for w in workload_objects}
     rows = []
@@ -412,7 +422,7 @@ def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
                 "extra_minutes": round(extra * per_repetition / 60.0, 1) if needed is not None else None,
             }
         )
-    return pd.DataFrame(rows), ", ".join(sorted(set(records["source"])))
+    return pd.DataFrame(rows), source
 
 
 def looked_at(plan: Plan, needed: int) -> int:

@@ -23,7 +23,7 @@ from kitlib.measure.run.runner import benchmark_image, likely_search_units, plan
 from kitlib.measure.store import RunStore
 from kitlib.measure.vm.prepare import prepare_guest
 from kitlib.notebooks import execute_experiment
-from kitlib.reproduce import reproduce
+from kitlib.reproduce import reproduce, reproduce_outlook
 from kitlib.results import bundles, load_records
 
 
@@ -196,6 +196,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     reproduce.add_argument(
         "--fixed", action="store_true", help="only the profile's repetitions: no repetitions added until decided"
+    )
+    reproduce.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run nothing: the estimated time, and what budgets would likely decide, read from this host's "
+        "earlier runs under results/",
     )
     reproduce.set_defaults(func=cmd_reproduce)
 
@@ -535,6 +541,8 @@ def cmd_calibrate(_args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     budget = as_seconds("--budget", args.budget) if args.budget is not None else None
+    if args.dry_run:
+        return reproduce_outlook(profile=args.profile, only=args.experiments, budget_s=budget)
     return reproduce(profile=args.profile, only=args.experiments, budget_s=budget, adaptive=not args.fixed)
 
 

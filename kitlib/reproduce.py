@@ -17,7 +17,7 @@ import sys
 import time
 import traceback
 
-from kitlib import specs
+from kitlib import outlook, specs
 from kitlib.adaptive import (
     begun,
     compared_environments,
@@ -125,19 +125,8 @@ def reproduce(
         budget_s = PROMISED_MINUTES[profile] * 60.0
     steps: list[timing.StepTime] = []
     _prove_kvm()
-    rows = availability()
-    offered = {row.label: row.available for row in rows}
-    skipped = [f"{row.label} ({row.reason})" for row in rows if not row.available]
-    if skipped:
-        print("not offered on this host: " + "; ".join(skipped))
+    plans = offered_plans(profile, only, adaptive)
     failures = 0
-    plans = {}
-    for name in only or specs.names():
-        plan = plan_of(name, offered, profile, adaptive)
-        if plan is None:
-            print(f"{name}: no environment available, skipped")
-            continue
-        plans[name] = plan
     expected = announce(plans, profile, budget_s)
     if adaptive and budget_s is not None:
         plans = looks_the_budget_affords(plans, budget_s)
@@ -182,6 +171,34 @@ def reproduce(
         print("\n".join(line for line in summary.read_text().splitlines() if line.startswith("**")))
     report_time(steps, time.monotonic() - begun, summary)
     return 1 if failures else 0
+
+
+def offered_plans(profile: str, only: list[str] | None, adaptive: bool) -> dict:
+    """A plan per experiment on the environments this host offers (said when some are not)."""
+    rows = availability()
+    offered = {row.label: row.available for row in rows}
+    skipped = [f"{row.label} ({row.reason})" for row in rows if not row.available]
+    if skipped:
+        print("not offered on this host: " + "; ".join(skipped))
+    plans = {}
+    for name in only or specs.names():
+        plan = plan_of(name, offered, profile, adaptive)
+        if plan is None:
+            print(f"{name}: no environment available, skipped")
+            continue
+        plans[name] = plan
+    return plans
+
+
+def reproduce_outlook(profile: str = "quick", only: list[str] | None = None, budget_s: float | None = None) -> int:
+    """`kit reproduce --dry-run`: the estimated time, and what budgets would likely decide, read from this
+    host's earlier runs (`kitlib.outlook`); nothing is measured or written."""
+    if budget_s is None and profile in PROMISED_MINUTES:
+        budget_s = PROMISED_MINUTES[profile] * 60.0
+    plans = offered_plans(profile, only, adaptive=True)
+    announce(plans, profile, budget_s)
+    print(outlook.describe(outlook.outlook(plans, paths.results_root(), ANALYSIS_SECONDS), budget_s))
+    return 0
 
 
 def until_decided(plans: dict, budget_s: float | None, begun: float) -> timing.StepTime:

@@ -169,6 +169,14 @@ def write_summary(
         "wider on a run grown until decided, which keeps 95% over all its looks; the evidence gives both "
         "and the level. Fewer than 3 runs a side is never decided.",
         "",
+    ]
+    if counts.get(claims.INCONCLUSIVE, 0):
+        lines += [
+            "`kit reproduce --dry-run --budget 90m` reads these runs and says what a longer budget would likely "
+            "decide on this host, and which inconclusive claims no schedule of repetitions would.",
+            "",
+        ]
+    lines += [
         "| claim | host | verdict | evidence | source |",
         "|---|---|---|---|---|",
     ]

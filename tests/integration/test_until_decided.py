@@ -5,6 +5,9 @@ JupyterLab user runs it."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -57,3 +60,17 @@ def test_a_run_grows_only_by_what_its_claims_need_and_keeps_their_level(
     assert "for a budget of 4 min" in notebook, "the notebook says the looks its budget affords"
     assert sequential.level_text(0.05 / looks) in notebook or "not testable" in notebook
     assert leftovers(docker_client) == []
+    a_dry_reproduce_reads_this_run(results, figures)
+
+
+def a_dry_reproduce_reads_this_run(results, figures) -> None:
+    """`kit reproduce --dry-run` on the results of that run, this host's: it reads the run's claims and
+    prices their looks, and measures and writes nothing."""
+    before = sorted(str(p) for p in results.rglob("*"))
+    env = {**os.environ, "KIT_RESULTS": str(results), "KIT_FIGURES": str(figures)}
+    argv = [sys.executable, "-m", "kitlib.cli", "reproduce", "--dry-run", "--experiment", "memory"]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "claims testable here, read on the earlier runs of this host in 1 folders" in done.stdout, done.stdout
+    assert "60% of them" in done.stdout and "the budget of 45 min: about" in done.stdout
+    assert sorted(str(p) for p in results.rglob("*")) == before, "a dry run writes nothing"
