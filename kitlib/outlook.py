@@ -189,8 +189,10 @@ def describe(found: Outlook, budget_s: float | None = None) -> str:
             "the noise each claim's runs a side are read from"
         )
     lines = [
-        f"{total} claims testable here, read on the earlier runs of this host in {len(found.sources)} folders; "
-        "what a budget would likely decide (each claim with about 80% chance at its look):",
+        f"{total} claims testable here, read on the earlier runs of this host in {len(found.sources)} "
+        f"folder{'' if len(found.sources) == 1 else 's'}; "
+        "what the budget of a reproduce from the start (the profile, then repetitions) would likely decide, "
+        "each claim with about 80% chance at its look:",
         f"  {'decided':<16} {'minutes':>7}",
     ]
     before: set[str] = set()

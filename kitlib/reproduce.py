@@ -127,9 +127,9 @@ def reproduce(
     _prove_kvm()
     plans = offered_plans(profile, only, adaptive)
     failures = 0
-    expected = announce(plans, profile, budget_s)
     if adaptive and budget_s is not None:
         plans = looks_the_budget_affords(plans, budget_s)
+    expected = announce(plans, profile, budget_s)  # the cut plans: a run begun before is found as it was
     for name, plan in plans.items():
         experiment = experiments.of(plan)
         envs = list(plan.environments)
@@ -196,7 +196,8 @@ def reproduce_outlook(profile: str = "quick", only: list[str] | None = None, bud
     if budget_s is None and profile in PROMISED_MINUTES:
         budget_s = PROMISED_MINUTES[profile] * 60.0
     plans = offered_plans(profile, only, adaptive=True)
-    announce(plans, profile, budget_s)
+    announce(looks_the_budget_affords(plans, budget_s) if budget_s is not None else plans, profile, budget_s)
+    # every cut of every run's looks is weighed, so the outlook reads the uncut plans
     print(outlook.describe(outlook.outlook(plans, paths.results_root(), ANALYSIS_SECONDS), budget_s))
     return 0
 

@@ -71,6 +71,6 @@ def a_dry_reproduce_reads_this_run(results, figures) -> None:
     argv = [sys.executable, "-m", "kitlib.cli", "reproduce", "--dry-run", "--experiment", "memory"]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "claims testable here, read on the earlier runs of this host in 1 folders" in done.stdout, done.stdout
+    assert "claims testable here, read on the earlier runs of this host in 1 folder;" in done.stdout, done.stdout
     assert "60% of them" in done.stdout and "the budget of 45 min: about" in done.stdout
     assert sorted(str(p) for p in results.rglob("*")) == before, "a dry run writes nothing"
