@@ -33,8 +33,8 @@ from kitlib.measure import estimate
 from kitlib.measure.planning import Plan
 from kitlib.measure.run.runner import plan_units
 
-#: the share of the claims testable here the outlook names the minutes for (the kit's goal on a
-#: 2-core machine)
+#: the share of the claims testable here whose minutes the outlook names: the share a quick reproduce
+#: on a 2-core machine is held to
 GOAL_SHARE = 0.6
 
 
