@@ -22,7 +22,7 @@ spends all of α (`end_looks_out_of_time`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,17 +189,25 @@ def forecast_seconds(
     envs: list[str] | None = None,
     repetition: int | None = None,
     with_history: bool = True,
+    workloads: Collection[str] | None = None,
+    history_root: Path | None = None,
 ) -> float:
-    """Seconds the plan's points take here, done or not (those of `envs` and of one `repetition` where
-    given), by `kitlib.measure.estimate`: what a plan's looks are fitted to before anything runs
-    (`with_history=False`: from the models alone, none of this host's points)."""
+    """Seconds the plan's points take here, done or not (those of `envs`, of `workloads` and of one
+    `repetition` where given), by `kitlib.measure.estimate`: what a plan's looks are fitted to before
+    anything runs (`with_history=False`: from the models alone, none of this host's points; else the
+    points under `history_root`, by default the results folder)."""
     units = [
         unit
         for unit in plan_units(plan)
-        if (envs is None or unit.env in envs) and (repetition is None or unit.repetition == repetition)
+        if (envs is None or unit.env in envs)
+        and (repetition is None or unit.repetition == repetition)
+        and (not workloads or unit.workload.name in workloads)
     ]
     searched = likely_search_units(plan, units) if repetition is None else []
-    return estimate.estimate(plan, units + searched, calibrated=calibrated, with_history=with_history).total
+    found = estimate.estimate(
+        plan, units + searched, calibrated=calibrated, with_history=with_history, history_root=history_root
+    )
+    return found.total
 
 
 def compared_environments(plan: Plan) -> list[str]:
@@ -372,34 +380,37 @@ def extend_until_decided(
     return Report(added, notes, time.monotonic() - started)
 
 
-def earlier_verdicts(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
-    """The plan's claims read on this host's earlier records of its experiment (under `results`), each
-    interval at the level the plan's looks keep, and where they were read from ('', and no rows, when
-    there is no earlier run here). What `predict` and `kitlib.outlook` read the noise from."""
+def host_records(plan: Plan, results: Path) -> pd.DataFrame:
+    """This host's earlier records of the plan's experiment under `results` (empty where there are none):
+    what `predict` and `kitlib.outlook` read the noise from."""
     folder = results / plan.experiment
     records = load_records(folder) if folder.is_dir() and any(folder.glob("*/records.csv")) else pd.DataFrame()
     if "host" in records.columns:
         records = records[records["host"].astype(str) == str(plan.host)]
-    if records.empty:
-        return pd.DataFrame(), ""
+    return records
+
+
+def verdicts_at_its_level(plan: Plan, records: pd.DataFrame) -> pd.DataFrame:
+    """The plan's claims on these records, each interval at the level the plan's looks keep."""
     alpha = plan.ci_alpha if plan.ci_alpha is not None else sequential.ALPHA
-    verdicts = verdicts_of(plan, records.assign(**{"ci_alpha": alpha}))
-    return verdicts, ", ".join(sorted(set(records["source"])))
+    return verdicts_of(plan, records.assign(**{"ci_alpha": alpha}))
 
 
 def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
     """For `--dry-run`: each claim of the plan's experiment read on this host's earlier records of it
-    (`earlier_verdicts`), with the runs a side that would likely decide it and the minutes that many
-    repetitions of its environments would take. Returns the table and where the noise was read from
-    ('' when there is no earlier run here)."""
+    (`host_records`), its intervals taken at the level the plan's looks keep, with the runs a side that
+    would likely decide it and the minutes that many repetitions of its environments would take. Returns
+    the table and where the noise was read from ('' when there is no earlier run here)."""
     from kitlib.measure import experiments
 
-    verdicts, source = earlier_verdicts(plan, results)
-    if verdicts.empty:
+    records = host_records(plan, results)
+    if records.empty:
         return pd.DataFrame(), ""
+    verdicts = verdicts_at_its_level(plan, records)
+    sources = sorted(set(records["source"]))
     timing: dict[tuple[str, str], float] = {}
-    for folder in source.split(", "):
-        timing.update(unit_seconds(RunStore(Path(folder))))
+    for source in sources:
+        timing.update(unit_seconds(RunStore(Path(source))))
     workload_objects = experiments.workloads_of(plan)
     points = {w.name: len(w.points()) for w in workload_objects}
     rows = []
@@ -422,7 +433,7 @@ def predict(plan: Plan, results: Path) -> tuple[pd.DataFrame, str]:
                 "extra_minutes": round(extra * per_repetition / 60.0, 1) if needed is not None else None,
             }
         )
-    return pd.DataFrame(rows), source
+    return pd.DataFrame(rows), ", ".join(sources)
 
 
 def looked_at(plan: Plan, needed: int) -> int:

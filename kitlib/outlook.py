@@ -27,11 +27,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from kitlib.adaptive import earlier_verdicts, forecast_seconds, with_last_look
+from kitlib.adaptive import forecast_seconds, host_records, verdicts_at_its_level, with_last_look
 from kitlib.analyse.claims.core import INCONCLUSIVE, NOT_TESTABLE
 from kitlib.measure import estimate
 from kitlib.measure.planning import Plan
-from kitlib.measure.run.runner import plan_units
 
 #: the share of the claims testable here whose minutes the outlook names: the share a quick reproduce
 #: on a 2-core machine is held to
@@ -80,9 +79,9 @@ class Outlook:
         return max((k for k, (seconds, _) in self.cheapest.items() if self.profile_s + seconds <= budget_s), default=0)
 
 
-def needs_at(plan: Plan, results: Path) -> list[Need]:
+def needs_at(plan: Plan, records: pd.DataFrame) -> list[Need]:
     """The plan's testable claims on this host's earlier records, at the level of the plan's looks."""
-    verdicts, _ = earlier_verdicts(plan, results)
+    verdicts = verdicts_at_its_level(plan, records)
     last = plan.until_decided.max_repetitions if plan.until_decided else plan.repetitions
     found = []
     for _, row in verdicts.iterrows():
@@ -101,25 +100,16 @@ def needs_at(plan: Plan, results: Path) -> list[Need]:
     return found
 
 
-def repetition_seconds(plan: Plan, envs: set[str], workloads: set[str], results: Path, speed) -> float:
-    """Seconds one repetition of these environments and workloads (none named: all of them) takes here,
-    by the time models (this host's earlier points under `results` where they exist)."""
-    units = [
-        unit
-        for unit in plan_units(plan)
-        if unit.repetition == 0 and unit.env in envs and (not workloads or unit.workload.name in workloads)
-    ]
-    return estimate.estimate(plan, units, history_root=results, calibrated=speed).total if units else 0.0
-
-
-def options_of(plan: Plan, results: Path, speed) -> tuple[list[Option], dict[str, str]]:
-    """The run's options, one per cut of its schedule of looks, and its testable claims' verdicts at 95%."""
+def options_of(plan: Plan, records: pd.DataFrame, results: Path, speed) -> tuple[list[Option], dict[str, str]]:
+    """The run's options, one per cut of its schedule of looks, read on this host's earlier `records`
+    (`results` holds their points, whose times the forecast reads), and its testable claims' verdicts at
+    95%."""
     assert plan.until_decided is not None
     schedule = plan.until_decided.look_points(plan.repetitions)
     options, testable = [], {}
     for count, last in enumerate(schedule, start=1):
         cut = with_last_look(plan, last) if last != schedule[-1] else plan
-        needs = needs_at(cut, results)
+        needs = needs_at(cut, records)
         if count == 1:
             testable = {need.claim: need.now for need in needs}
         decided = [need for need in needs if need.runs is not None]
@@ -128,9 +118,12 @@ def options_of(plan: Plan, results: Path, speed) -> tuple[list[Option], dict[str
         if growing:
             envs = {e for need in growing for e in need.envs}
             every = any(not need.workloads for need in growing)  # a claim on all the run's workloads
-            workloads = set() if every else {w for need in growing for w in need.workloads}
+            workloads = None if every else {w for need in growing for w in need.workloads}
             reach = max(need.runs for need in growing)
-            seconds = (reach - plan.repetitions) * repetition_seconds(plan, envs, workloads, results, speed)
+            one = forecast_seconds(
+                plan, speed, envs=sorted(envs), repetition=0, workloads=workloads, history_root=results
+            )
+            seconds = (reach - plan.repetitions) * one
         options.append(Option(count, seconds, tuple(sorted(need.claim for need in decided))))
     return options, testable
 
@@ -153,16 +146,14 @@ def cheapest(options: dict[str, list[Option]]) -> dict[int, tuple[float, dict[st
 def outlook(plans: dict[str, Plan], results: Path, analysis_s: float = 0.0) -> Outlook:
     """The outlook of these plans (each made `until_decided`) from the earlier runs under `results`."""
     speed = estimate.rates()
-    profile_s = sum(forecast_seconds(plan, speed) for plan in plans.values()) + analysis_s
+    profile_s = sum(forecast_seconds(plan, speed, history_root=results) for plan in plans.values()) + analysis_s
     found = Outlook(profile_s)
     for name, plan in plans.items():
-        if plan.until_decided is None:
+        records = host_records(plan, results) if plan.until_decided is not None else pd.DataFrame()
+        if records.empty:
             continue
-        _, source = earlier_verdicts(plan, results)
-        if not source:
-            continue
-        found.sources += source.split(", ")
-        found.options[name], testable = options_of(plan, results, speed)
+        found.sources += sorted(set(records["source"]))
+        found.options[name], testable = options_of(plan, records, results, speed)
         found.testable.update(testable)
     found.cheapest = cheapest(found.options)
     return found

@@ -112,6 +112,11 @@ def declared_parameters(notebook) -> set[str]:
     return set(papermill.inspect_notebook(str(notebook)))
 
 
+def promised_seconds(profile: str) -> float | None:
+    """The budget a profile promises (the quick profile's 45 minutes), None where it promises none."""
+    return PROMISED_MINUTES[profile] * 60.0 if profile in PROMISED_MINUTES else None
+
+
 def timing_path():
     return paths.results_root() / "timing.csv"
 
@@ -121,8 +126,7 @@ def reproduce(
 ) -> int:
     """Run, decide, analyse; `budget_s` bounds the whole (default: the profile's promise, else none)."""
     begun = time.monotonic()
-    if budget_s is None and profile in PROMISED_MINUTES:
-        budget_s = PROMISED_MINUTES[profile] * 60.0
+    budget_s = budget_s if budget_s is not None else promised_seconds(profile)
     steps: list[timing.StepTime] = []
     _prove_kvm()
     plans = offered_plans(profile, only, adaptive)
@@ -193,8 +197,7 @@ def offered_plans(profile: str, only: list[str] | None, adaptive: bool) -> dict:
 def reproduce_outlook(profile: str = "quick", only: list[str] | None = None, budget_s: float | None = None) -> int:
     """`kit reproduce --dry-run`: the estimated time, and what budgets would likely decide, read from this
     host's earlier runs (`kitlib.outlook`); nothing is measured or written."""
-    if budget_s is None and profile in PROMISED_MINUTES:
-        budget_s = PROMISED_MINUTES[profile] * 60.0
+    budget_s = budget_s if budget_s is not None else promised_seconds(profile)
     plans = offered_plans(profile, only, adaptive=True)
     announce(looks_the_budget_affords(plans, budget_s) if budget_s is not None else plans, profile, budget_s)
     # every cut of every run's looks is weighed, so the outlook reads the uncut plans

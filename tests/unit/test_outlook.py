@@ -61,7 +61,8 @@ def test_each_cut_of_the_looks_reads_the_claims_at_its_level(sample_memory):
     where one of its claims needs runs past the profile's."""
     plan, results = sample_memory
     speed = outlook.estimate.rates()
-    options, testable = outlook.options_of(plan, results, speed)
+    earlier = outlook.host_records(plan, results)
+    options, testable = outlook.options_of(plan, earlier, results, speed)
     assert [o.looks for o in options] == list(range(1, len(plan.until_decided.look_points(3)) + 1))
     records = load_records(results / "memory").assign(ci_alpha=0.05)
     at_95 = claims.evaluate_all(records, experiment="memory").set_index("claim")["status"]
@@ -70,7 +71,7 @@ def test_each_cut_of_the_looks_reads_the_claims_at_its_level(sample_memory):
     assert set(options[0].claims) == {c for c, s in testable.items() if s != INCONCLUSIVE}
     for option in options[1:]:
         cut = outlook.with_last_look(plan, plan.until_decided.look_points(3)[option.looks - 1])
-        needs = {n.claim: n for n in outlook.needs_at(cut, results)}
+        needs = {n.claim: n for n in outlook.needs_at(cut, earlier)}
         assert set(option.claims) == {c for c, n in needs.items() if n.runs is not None}
         grows = any(needs[c].runs > 3 for c in option.claims)
         assert (option.seconds > 0) == grows
