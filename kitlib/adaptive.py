@@ -382,11 +382,15 @@ def extend_until_decided(
 
 def host_records(plan: Plan, results: Path) -> pd.DataFrame:
     """This host's earlier records of the plan's experiment under `results` (empty where there are none):
-    what `predict` and `kitlib.outlook` read the noise from."""
+    what `predict` and `kitlib.outlook` read the noise from. Only runs of the plan's design: a duet run's
+    spread is the within-duet ratios', not the one-at-a-time runs'."""
     folder = results / plan.experiment
     records = load_records(folder) if folder.is_dir() and any(folder.glob("*/records.csv")) else pd.DataFrame()
     if "host" in records.columns:
         records = records[records["host"].astype(str) == str(plan.host)]
+    if "order" in records.columns:
+        in_duets = records["order"].astype(str) == "duet"
+        records = records[in_duets if plan.order == "duet" else ~in_duets]
     return records
 
 

@@ -101,10 +101,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-notebook", action="store_true", help="run the plan directly, without papermill")
     run.add_argument(
         "--order",
+        "--design",
+        dest="order",
         default="interleaved",
-        choices=["interleaved", "blocked"],
+        choices=["interleaved", "blocked", "duet"],
         help="interleaved (default): each repetition runs every environment once, in a seeded random order; "
-        "blocked: all repetitions of one environment, then the next",
+        "blocked: all repetitions of one environment, then the next; duet: each environment at the same moment "
+        "as native on the other half of the CPUs (halves swapped every repetition), an A/A duet beside them",
     )
     run.add_argument("--seed", type=int, default=None, help="seed of the interleaved order (default: from the plan)")
     run.add_argument(

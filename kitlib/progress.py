@@ -13,21 +13,15 @@ from pathlib import Path
 
 from kitlib.measure import experiments
 from kitlib.measure.planning import Plan
-from kitlib.measure.store import has_records, unit_key
+from kitlib.measure.store import has_records
 
 
 def planned_units(plan: Plan) -> list[str]:
-    """The unit keys the plan measures (one environment, point and repetition each), as the runner names them."""
+    """The unit keys the plan measures (one environment, point and repetition each, a duet's two sides
+    apart), as the runner names them."""
+    from kitlib.measure.run.runner import plan_units  # the runner's own order and keys
 
-    workloads = experiments.workloads_of(plan)
-    return [
-        unit_key(env, point, rep, w.name)
-        for env in plan.environments
-        for w in workloads
-        if w.applies_to(env)
-        for point in plan.points_of(w, env)
-        for rep in range(plan.repetitions)
-    ]
+    return [unit.key for unit in plan_units(plan, experiments.workloads_of(plan))]
 
 
 def _status(units_dir: Path, key: str) -> tuple[str | None, float]:
@@ -54,6 +48,25 @@ def count_done(units_dir: Path, keys: list[str], since: float) -> tuple[int, int
     return done, failed
 
 
+def troubles(units_dir: Path, keys: list[str], since: float) -> tuple[int, int]:
+    """(points measured again, points kept disturbed) since `since`: the first from the discarded attempts
+    written since, the second from the done points whose records say `disturbed`."""
+    again = {
+        path.name.split(".attempt")[0] for path in units_dir.glob("*.attempt*.json") if path.stat().st_mtime >= since
+    }
+    disturbed = 0
+    for key in keys:
+        path = units_dir / f"{key}.json"
+        try:
+            if path.stat().st_mtime < since:
+                continue
+            rows = json.loads(path.read_text()).get("records") or []
+        except (OSError, ValueError, AttributeError):
+            continue
+        disturbed += any(str(row.get("disturbed")) == "True" for row in rows)
+    return len(again & set(keys)), disturbed
+
+
 def format_eta(seconds: float | None) -> str:
     if seconds is None:
         return "time left: estimating"
@@ -62,8 +75,10 @@ def format_eta(seconds: float | None) -> str:
     return f"about {int(round(seconds / 60))} min left"
 
 
-def line(label: str, done: int, total: int, failed: int, eta: float | None) -> str:
+def line(label: str, done: int, total: int, failed: int, eta: float | None, again: int = 0, disturbed: int = 0) -> str:
     failed_text = f", {failed} failed" if failed else ""
+    failed_text += f", {again} measured again" if again else ""
+    failed_text += f", {disturbed} kept disturbed" if disturbed else ""
     return f"{label}: {done}/{total} points{failed_text}, {format_eta(eta) if done < total else 'done'}"
 
 
@@ -106,7 +121,8 @@ class Watcher:
             self._emit(done, failed)
 
     def _emit(self, done: int, failed: int, final: bool = False) -> None:
-        text = line(self.label, done, len(self.keys), failed, self.eta(done))
+        again, disturbed = troubles(self.units_dir, self.keys, self._started) if done else (0, 0)
+        text = line(self.label, done, len(self.keys), failed, self.eta(done), again, disturbed)
         tty = getattr(self.stream, "isatty", lambda: False)()
         if tty:
             self.stream.write("\r" + text.ljust(len(self._last)) + ("\n" if final else ""))

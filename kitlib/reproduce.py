@@ -17,7 +17,7 @@ import sys
 import time
 import traceback
 
-from kitlib import outlook, specs
+from kitlib import outlook, results, specs
 from kitlib.adaptive import (
     begun,
     compared_environments,
@@ -27,7 +27,7 @@ from kitlib.adaptive import (
     looks_within,
     share_budget,
 )
-from kitlib.analyse import claims
+from kitlib.analyse import claims, replicas
 from kitlib.core import paths, timing
 from kitlib.measure import estimate, experiments, provenance
 from kitlib.measure.environments import availability
@@ -102,7 +102,37 @@ def plan_of(name: str, offered: dict[str, bool], profile: str, adaptive: bool):
     surveyed = [label for label in envs if label in ISOLATION_LABELS]
     if not claims.testable_by_the_kit(name):
         surveyed = envs
-    return experiment.plan(environments=envs, profile=profile, until_decided={} if adaptive else None, survey=surveyed)
+    order, why = design_for(name)
+    print(f"{name}: {order} design ({why})", flush=True)
+    return experiment.plan(
+        environments=envs, profile=profile, until_decided={} if adaptive else None, survey=surveyed, order=order
+    )
+
+
+def design_for(name: str) -> tuple[str, str]:
+    """The design of an experiment's run, and why: duets where every workload declares how it runs on half
+    the machine (`WorkloadSchema.duet`) and this host has two CPUs at least, unless this host's own earlier
+    A/A duets of the experiment found the original and its replica different (the design's floor fails
+    here); else interleaved."""
+    schema = specs.schema(name)
+    lacking = [w for w, declared in schema.workloads.items() if declared.duet is None]
+    if lacking or not schema.workloads:
+        return "interleaved", f"{', '.join(lacking) or 'its workloads'}: not measured in duets"
+    if len(os.sched_getaffinity(0)) < 2:
+        return "interleaved", "one CPU: no two halves for a duet"
+    failed = replicas.failed_duet_floor(_this_host_records(name))
+    if failed:
+        return "interleaved", f"this host's A/A duets found a difference: {'; '.join(failed)}"
+    return "duet", "both sides at once on half the CPUs each, an A/A duet beside them"
+
+
+def _this_host_records(experiment: str):
+    """This host's earlier records of an experiment in the results folder (none: an empty frame)."""
+    folder = paths.results_root() / experiment
+    found = results.load_records(folder) if folder.is_dir() else None
+    if found is None or found.empty or "host" not in found.columns:
+        return found if found is not None else results.load_records()
+    return found[found["host"] == provenance.this_host_id()]
 
 
 def declared_parameters(notebook) -> set[str]:
@@ -145,7 +175,8 @@ def reproduce(
             failures += 1
             print(f"{name}: FAILED\n{traceback.format_exc(limit=2)}")
         tool_s, units = timing.store_tool_time(paths.run_folder(plan), since)
-        steps.append(timing.StepTime(name, time.monotonic() - started, tool_s, units, expected.get(name)))
+        parts = timing.store_parts(paths.run_folder(plan), since)
+        steps.append(timing.StepTime(name, time.monotonic() - started, tool_s, units, expected.get(name), parts))
     if adaptive:
         steps.append(until_decided(plans, budget_s, begun))
     for name in ANALYSIS_NOTEBOOKS:
@@ -217,11 +248,13 @@ def until_decided(plans: dict, budget_s: float | None, begun: float) -> timing.S
     for note in report.notes:
         print(f"  not within reach: {note}")
     tool_s = units = 0
+    parts = timing.Parts()
     for _, root in runs:
         found_s, found_units = timing.store_tool_time(root, since)
         tool_s, units = tool_s + found_s, units + found_units
+        parts += timing.store_parts(root, since)
     return timing.StepTime(
-        f"until decided ({len(report.added)} repetitions)", time.monotonic() - started, tool_s, units
+        f"until decided ({len(report.added)} repetitions)", time.monotonic() - started, tool_s, units, None, parts
     )
 
 

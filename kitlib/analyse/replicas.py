@@ -1,7 +1,9 @@
 """The A/A control: an environment measured twice in one run (`native` and `native+replica`).
 
 Both series are the same configuration, so their ratio differs from 1 only by the machine's noise;
-its interval is the noise floor every A/B effect of the run should be read against.
+its interval is the noise floor every A/B effect of the run should be read against. In a duet run the
+replica ran beside the original in duets of their own, so the floor is the paired one of the design:
+the within-duet log ratios, one sample per duet (`design` says which).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def aa_table(df: pd.DataFrame) -> pd.DataFrame:
         "p_value",
         "n",
         "noise_pct",
+        "design",
     ]
     if df.empty or "env" not in df.columns:
         return pd.DataFrame(columns=columns)
@@ -43,7 +46,14 @@ def aa_table(df: pd.DataFrame) -> pd.DataFrame:
             baseline = group.loc[group["env"] == original, "value"]
             if values.empty or baseline.empty:
                 continue
-            result = stats.compare_samples(values, baseline)
+            paired = duet_pairs(group, env, original)
+            if paired is not None:
+                ratio, low, high, p, _ = stats.paired_log_interval(*paired)
+                verdict = "significant" if p < stats.ALPHA else "not significant"
+                n = len(paired[0])
+                result = stats.Comparison(ratio, low, high, p, "paired t within duets", n, n, verdict)
+            else:
+                result = stats.compare_samples(values, baseline)
             config = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
             found.append(
                 {
@@ -60,6 +70,38 @@ def aa_table(df: pd.DataFrame) -> pd.DataFrame:
                     "p_value": result.p_value,
                     "n": result.n,
                     "noise_pct": 100 * max(abs(result.ci_high - 1), abs(1 - result.ci_low)),
+                    "design": "duet" if paired is not None else "one at a time",
                 }
             )
     return pd.DataFrame(found, columns=columns)
+
+
+def duet_pairs(group: pd.DataFrame, env: str, original: str) -> tuple[pd.Series, pd.Series] | None:
+    """The replica's and the original's values of the duets holding both (positive values, at least 2
+    duets), aligned; None where the records are not duet points."""
+    if "duet" not in group.columns or group["duet"].isna().any() or "run_id" not in group.columns:
+        return None
+    duet = group["run_id"].astype(str) + " | " + group["duet"].astype(str)
+    values = group[group["env"] == env].groupby(duet)["value"].mean()
+    baseline = group[group["env"] == original].groupby(duet)["value"].mean()
+    common = values.index.intersection(baseline.index)
+    if len(common) < 2 or (values[common] <= 0).any() or (baseline[common] <= 0).any():
+        return None
+    return values[common], baseline[common]
+
+
+def failed_duet_floor(records: pd.DataFrame) -> list[str]:
+    """The A/A duets of `records` whose replica differs from its original, each named with its ratio: the
+    design's floor failing on this host. Every metric of a workload is one more test, so each is held to
+    α divided by their number (Bonferroni): one of many A/A rows under α by chance fails nothing."""
+    table = aa_table(records)
+    table = table[(table["design"] == "duet") & table["p_value"].notna()]
+    if table.empty:
+        return []
+    level = stats.ALPHA / len(table)
+    return [
+        f"{row.workload} {row.metric} {row.env} / {row.replicates} {row.ratio:.3f} "
+        f"[{row.ci_low:.3f}, {row.ci_high:.3f}]"
+        for row in table.itertuples()
+        if row.p_value < level
+    ]

@@ -23,9 +23,10 @@ def table_one(df: pd.DataFrame) -> pd.DataFrame:
     """Rows: the four benchmarks per host; columns: mean, sd, n and the ratio to the same host's native
     (two machines' runs never share a cell or a ratio)."""
     rows = []
-    for host, own in hosts.by_host(df) if not df.empty else []:
+    for host, own, design in _hosts_and_designs(df):
         described = hosts.describe(own, host)
         for workload, metric, column, value, label in TABLE_ONE_ROWS:
+            label = f"{label} {DUET_LABEL}" if design else label
             part = own[(own["workload"] == workload) & (own["metric"] == metric)]
             if column is not None and column in part.columns:
                 part = part[part[column] == value]
@@ -36,6 +37,9 @@ def table_one(df: pd.DataFrame) -> pd.DataFrame:
             native = part.loc[part["env"] == "native", "value"].mean()
             for env, group in part.groupby("env"):
                 mean = group["value"].mean()
+                ratio = mean / native if native == native else float("nan")
+                if design:  # the evidence of a duet: the ratio within each duet, their geometric mean
+                    ratio = _within_duets(part, env)
                 rows.append(
                     {
                         "host": host,
@@ -45,10 +49,35 @@ def table_one(df: pd.DataFrame) -> pd.DataFrame:
                         "mean": mean,
                         "sd": group["value"].std(),
                         "n": len(group),
-                        "ratio_to_native": mean / native if native == native else float("nan"),
+                        "ratio_to_native": ratio,
                     }
                 )
     return pd.DataFrame(rows)
+
+
+#: how Table I names a duet run's rows (`kitlib.measure.run.duet`)
+DUET_LABEL = "[duet: half-machine points, ratio within each duet]"
+
+
+def _hosts_and_designs(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame, bool]]:
+    """Each host's records, the points measured one at a time apart from the duet points (True)."""
+    found = []
+    for host, own in hosts.by_host(df) if not df.empty else []:
+        in_duet = own["duet"].notna() if "duet" in own.columns else pd.Series(False, index=own.index)
+        found += [(host, part, design) for design, part in ((False, own[~in_duet]), (True, own[in_duet])) if len(part)]
+    return found
+
+
+def _within_duets(part: pd.DataFrame, env: str) -> float:
+    """The geometric mean of `env`'s ratio to native within each duet holding both (NaN: none)."""
+    import numpy as np
+
+    block = part["run_id"].astype(str) + " | " + part["duet"].astype(str)
+    logs = np.log(part["value"].astype(float))
+    side = logs[part["env"] == env].groupby(block[part["env"] == env]).mean()
+    native = logs[part["env"] == "native"].groupby(block[part["env"] == "native"]).mean()
+    common = side.index.intersection(native.index)
+    return float(np.exp((side[common] - native[common]).mean())) if len(common) else float("nan")
 
 
 def as_cells(table: pd.DataFrame) -> pd.DataFrame:

@@ -779,6 +779,11 @@ class Rule(BaseModel):
       later attempt measured undisturbed (1: 494 attempts, 17 points; 4: 387 attempts, 4 points). The first
       undisturbed point ends the streak; the run's end measures such points again where they are few
       (`rejudge`). None: always up to `max_attempts`.
+    - remeasure_share 0.25: the attempts a run discards (and the waits for the machine to come back) take
+      at most this share of the time its kept points took; past it, a disturbed point is kept after its
+      first attempt, saying so, as after a streak. On a 2-core guest under steal the attempts measured again
+      took as long as the tools themselves (a quick CPU run: 102 s of discarded attempts beside 28 s of
+      kept points), while the harness is to cost at most a quarter of the tools' time. None: no bound.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -793,6 +798,7 @@ class Rule(BaseModel):
     max_capacity_pct: float | None = Field(111.0, ge=100)
     capacity_outlier_spreads: float | None = Field(3.0, gt=0)
     weather_after: int | None = Field(3, ge=1)
+    remeasure_share: float | None = Field(0.25, gt=0)
 
     def reasons(self, fig: Figures | None) -> list[str]:
         """Why the point was disturbed, empty when it was not (missing figures are not a reason)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -96,6 +97,8 @@ def run_bounded_apart(argv: Sequence[str], *, timeout: float, merge: bool = Fals
         text=True,
         errors="replace",
     )
+    with _LIVE_LOCK:
+        _LIVE[proc.pid] = proc
     try:
         output, errors = proc.communicate(timeout=timeout)
         return proc.returncode, output, errors or ""
@@ -106,6 +109,24 @@ def run_bounded_apart(argv: Sequence[str], *, timeout: float, merge: bool = Fals
     except BaseException:
         kill_group(proc)
         raise
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.pop(proc.pid, None)
+
+
+#: the bounded commands running now, by pid: a command a worker thread waits on (a duet's other side) gets
+#: no KeyboardInterrupt of its own, so the thread that does ends it (`kill_running`)
+_LIVE: dict[int, subprocess.Popen] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_running() -> int:
+    """End every bounded command of this process still running, as a group each; how many there were."""
+    with _LIVE_LOCK:
+        running = list(_LIVE.values())
+    for proc in running:
+        kill_group(proc)
+    return len(running)
 
 
 def kill_group(proc: subprocess.Popen, grace: float = 3.0) -> None:

@@ -43,6 +43,8 @@ BOOKKEEPING_COLUMNS = frozenset(
     | {"tool_versions"}
     # requests a time-bound Redis scale-out point derived from its warm-up's rate (like measured_requests)
     | {"requests_per_loader", "scaleout_requests_per_loader"}
+    # a duet point's pairing (kitlib.measure.run.duet): which duet, on which CPUs, beside whom, how much together
+    | {"duet", "duet_cpus", "duet_partner", "duet_overlap", "duet_partner_disturbed"}
 )
 #: Facts of the kit's own measuring programs (which program and source, the sizes it derived from the
 #: plan and the host): they describe a run and split no series unless an experiment's schema declares one

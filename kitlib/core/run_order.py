@@ -1,5 +1,6 @@
 """How the runs behind a comparison were ordered, read from the records themselves.
 
+Duet: the two sides of each comparison ran at once, each duet its own block (its id in `duet`).
 Interleaved (the kit's default): every repetition runs each environment once, so the repetitions
 occupy consecutive stretches of positions; the repetition is then a block, and two environments'
 runs of one repetition were measured close together. Blocked: all of one environment, then the next;
@@ -14,6 +15,11 @@ from __future__ import annotations
 import pandas as pd
 
 INTERLEAVED, BLOCKED, UNRECORDED = "interleaved", "blocked", "blocked, positions not recorded"
+#: both sides of each comparison measured at once (`kitlib.measure.run.duet`): the duet is the block
+DUET = "duet"
+#: below this share of a duet side's measuring time run beside its partner, its ratio partly compares a side
+#: alone with a side in company: the evidence says how many such sides a comparison holds
+DUET_LOW_OVERLAP = 0.8
 OTHER, SINGLE = "neither interleaved nor blocked", "one repetition"
 #: orders in which a drift of the machine can read as a difference between environments
 CONFOUNDED = (BLOCKED, OTHER, UNRECORDED)
@@ -27,7 +33,7 @@ def order_of(rows: pd.DataFrame) -> str:
         return SINGLE
     runs = rows.groupby("run_id", dropna=False) if "run_id" in rows.columns else [("", rows)]
     orders = {_order_of_run(part) for _, part in runs}
-    for order in (BLOCKED, UNRECORDED, OTHER, INTERLEAVED):
+    for order in (BLOCKED, UNRECORDED, OTHER, DUET, INTERLEAVED):
         if order in orders:
             return order
     return SINGLE
@@ -35,6 +41,8 @@ def order_of(rows: pd.DataFrame) -> str:
 
 def _order_of_run(run: pd.DataFrame) -> str:
     planned = set(run["order"].dropna().astype(str)) if "order" in run.columns else set()
+    if DUET in planned and "duet" in run.columns and run["duet"].notna().any():
+        return DUET
     if "position" not in run.columns or run["position"].isna().any():
         return UNRECORDED if BLOCKED in planned else SINGLE
     reps = run.groupby("repetition")["position"].agg(["min", "max"]).sort_index()

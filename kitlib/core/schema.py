@@ -40,6 +40,10 @@ class WorkloadSchema:
     #: the packages this workload's programs come from where they are not the experiment's (`Schema.tools`)
     tools: tuple[str, ...] | None = None
     client_tools: tuple[str, ...] | None = None
+    #: where a duet run (`Plan.order` `duet`) applies to the workload, how its points differ from the
+    #: whole machine's (each side on half the CPUs; what the two sides share): said on the claims and the
+    #: records; None: the workload is not measured in duets
+    duet: str | None = None
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,10 @@ PINGPONG_ROUND_TRIPS = 3000
 RECOVERY_WAIT_S = 20.0
 #: seconds between the probes of that wait
 RECOVERY_POLL_S = 1.0
+#: a point's probe before it is the previous point's probe after it, when that one was taken this recently
+#: (the two points are neighbours in one environment: only the unit's bookkeeping ran between them), so
+#: neighbouring points share one probe instead of taking two back to back
+SHARED_PROBE_S = 2.0
 #: build folders this process could not fill (no compiler, OpenMP or OpenBLAS)
 _UNBUILDABLE: set[Path] = set()
 
@@ -169,29 +173,52 @@ class RunCapacity:
     cpus: list[int]
     readings: dict[str, list[float]] = field(default_factory=dict)
     probe: Callable[[str, list[int]], float | None] = run_probe
+    #: seconds spent probing so far (the harness's share a timing table shows)
+    spent_s: float = 0.0
+    #: probes not taken because a neighbour's served (`SHARED_PROBE_S`)
+    shared: int = 0
+    _last_after: tuple[str, float, float] | None = field(default=None, repr=False)
 
     def usual(self, kind: str) -> float | None:
         found = self.readings.get(kind) or []
         return statistics.median(found) if len(found) >= SEED_READINGS else None
 
     def before(self, kind: str) -> float | None:
-        """Probe before a point, seeding the run's usual figure first if this is its first point of `kind`."""
+        """Probe before a point, seeding the run's usual figure first if this is its first point of `kind`;
+        the previous point's probe after it where that was just taken (`SHARED_PROBE_S`)."""
+        last, self._last_after = self._last_after, None
+        if last is not None and last[0] == kind and time.monotonic() - last[2] <= SHARED_PROBE_S:
+            self.shared += 1
+            return last[1]
         known = self.readings.setdefault(kind, [])
         while len(known) < SEED_READINGS:
-            value = self.probe(kind, self.cpus)
+            value = self._probe(kind)
             if value is None:
                 return None
             known.append(value)
         return self._take(kind)
 
     def after(self, kind: str) -> float | None:
-        return self._take(kind)
+        value = self._take(kind)
+        self._last_after = None if value is None else (kind, value, time.monotonic())
+        return value
+
+    def forget_neighbour(self) -> None:
+        """The next point is not a neighbour of the last (an environment stopped or started between them)."""
+        self._last_after = None
 
     def _take(self, kind: str) -> float | None:
-        value = self.probe(kind, self.cpus)
+        value = self._probe(kind)
         if value is not None:
             self.readings.setdefault(kind, []).append(value)
         return value
+
+    def _probe(self, kind: str) -> float | None:
+        started = time.monotonic()
+        try:
+            return self.probe(kind, self.cpus)
+        finally:
+            self.spent_s += time.monotonic() - started
 
     def recover(self, kind: str, floor_pct: float, timeout: float = RECOVERY_WAIT_S) -> tuple[float, bool] | None:
         """Probe every RECOVERY_POLL_S until the machine is back at `floor_pct` of its usual figure, at most
@@ -203,7 +230,7 @@ class RunCapacity:
             return None
         started = time.monotonic()
         while True:
-            value = self.probe(kind, self.cpus)
+            value = self._probe(kind)
             if value is None:
                 return None
             waited = round(time.monotonic() - started, 1)

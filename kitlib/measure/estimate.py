@@ -217,15 +217,24 @@ def estimate(
             seconds, source = modelled * slow, "model"
         else:
             seconds, source = DEFAULT_POINT_SECONDS * slow, "default"
-        if source != "history" and unit.workload.probe_kind(unit.point):
-            seconds += PROBES_SECONDS
+        if source != "history" and unit.workload.probe_kind(unit.point) and getattr(unit, "pairing", None) is None:
+            seconds += PROBES_SECONDS  # a duet's points are not probed: what moves the host moves both sides
         result.unit_seconds.append(seconds)
         result.sources[source] = result.sources.get(source, 0) + 1
         if seconds > result.longest[1]:
             result.longest = (unit.key, seconds)
-    for env, _ in itertools.groupby(unit.env for unit in units):  # each run of one environment: a start, a stop
-        result.start_stop_seconds += START_STOP_SECONDS.get(parse_label(env).kind, 10.0)
+    for _, group in itertools.groupby(units, key=_segment):  # each run of one environment (or duet): start, stop
+        for env in dict.fromkeys(unit.env for unit in group):
+            result.start_stop_seconds += START_STOP_SECONDS.get(parse_label(env).kind, 10.0)
     return result
+
+
+def _segment(unit) -> str:
+    """What one start and stop serves: an environment's consecutive units, or a duet's (both its sides).
+    A duet's two sides run at once on half the CPUs each: at about half a side's whole-machine rate, so
+    the pair takes what the two points' whole-machine estimates add up to."""
+    pairing = getattr(unit, "pairing", None)
+    return unit.env if pairing is None else pairing.duet
 
 
 def slowdown(workload, label: str) -> float:

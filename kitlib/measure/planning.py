@@ -29,12 +29,20 @@ from kitlib.core.steady import Rule as SteadyRule
 from kitlib.measure.host.ssh_files import check_private_key
 from kitlib.measure.provenance import this_host_id
 from kitlib.specs import option_values
-from kitlib.specs.labels import parse_label
+from kitlib.specs.labels import is_emulated, parse_label
 
 #: the environment kinds a remote system under test runs (over SSH, with its own Docker engine)
 REMOTE_KINDS = ("native", "docker")
 PROFILES = ("quick", "standard", "paper")
-ORDERS = ("interleaved", "blocked")
+ORDERS = ("interleaved", "blocked", "duet")
+
+
+def duet_baseline(labels: Any) -> str:
+    """The baseline of a duet run: `native` where it is measured (every claim's reference), else the first."""
+    labels = list(labels)
+    return "native" if "native" in labels else labels[0]
+
+
 #: plan fields that do not change what is measured (credentials' files, the preset's name: its
 #: values are in `params`); everything else is part of the digest and must match to resume
 NOT_IDENTITY = ("ssh_key", "known_hosts", "preset", "sut_docker_socket")
@@ -69,8 +77,10 @@ class Plan(BaseModel):
     #: the named parameter set the params came from, if any (recorded; the params themselves decide)
     preset: str | None = None
     #: `interleaved` (default): each repetition runs every environment once, in an order shuffled
-    #: from `seed` (randomized multiple interleaved trials); `blocked`: one environment after another
-    order: Literal["interleaved", "blocked"] = "interleaved"
+    #: from `seed` (randomized multiple interleaved trials); `blocked`: one environment after another;
+    #: `duet`: each environment's points at the same moment as the baseline's, on the other half of the
+    #: CPUs, the halves swapped every repetition (`kitlib.measure.run.duet`)
+    order: Literal["interleaved", "blocked", "duet"] = "interleaved"
     #: seed of the interleaved order; None draws one when the plan is made (then recorded)
     seed: int | None = None
     #: the benchmark image (its build inputs' digest) where an environment uses one
@@ -131,6 +141,19 @@ class Plan(BaseModel):
             data = {**data, "seed": int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)}
         return data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _duet_control(cls, data: Any) -> Any:
+        """A duet run measures its A/A control beside it: the baseline against its own `+replica`, in
+        duets of their own, so the floor of the design on this host is read from the same run."""
+        if isinstance(data, dict) and data.get("order") == "duet":
+            labels = list(data.get("environments") or ())
+            if labels:
+                control = f"{duet_baseline(labels)}+replica"
+                if control not in labels:
+                    data = {**data, "environments": (*labels, control)}
+        return data
+
     @field_validator("peer_host", "sut_host", mode="before")
     @classmethod
     def _ssh_target(cls, value: Any) -> Any:
@@ -167,6 +190,29 @@ class Plan(BaseModel):
         strangers = [label for label in self.survey if label not in self.environments]
         if strangers:
             raise ValueError(f"survey names environments the plan does not measure: {strangers}")
+        return self
+
+    @model_validator(mode="after")
+    def _duet_fits(self) -> Plan:
+        """A duet needs two equal halves of this host's CPUs, workloads that declare how they run on half
+        the machine (`WorkloadSchema.duet`), and a partner for the baseline."""
+        if self.order != "duet":
+            return self
+        if self.sut_host:
+            raise ValueError("order 'duet' runs both sides on this host's CPUs: not with a remote sut_host")
+        if len(os.sched_getaffinity(0)) < 2:
+            raise ValueError("order 'duet' needs at least 2 CPUs (one half a side); this process may use 1")
+        schema = specs.schema(self.experiment)
+        names = [n for n in getattr(self.params, "workloads", None) or schema.workloads if n in schema.workloads]
+        lacking = [n for n in names if schema.workload(n).duet is None]
+        if lacking:
+            takes = [n for n, w in schema.workloads.items() if w.duet is not None]
+            raise ValueError(
+                f"order 'duet': {self.experiment} workload(s) {lacking} are not measured in duets "
+                f"(those that are: {', '.join(takes) or 'none'}); use the interleaved order"
+            )
+        if not self.duet_partners():
+            raise ValueError("order 'duet' needs an environment to measure beside the baseline")
         return self
 
     @model_validator(mode="after")
@@ -276,6 +322,21 @@ class Plan(BaseModel):
                 rng.shuffle(envs)
             rounds.append(envs)
         return rounds
+
+    @property
+    def baseline(self) -> str:
+        """The environment every duet measures the others beside (`duet_baseline`)."""
+        return duet_baseline(self.environments)
+
+    def duet_partners(self) -> list[str]:
+        """The environments measured in duets beside the baseline: all but surveyed ones and software
+        emulation (an emulator runs many times slower, so most of a duet would run one side alone);
+        those run on their own, interleaved, for figures only."""
+        return [
+            label
+            for label in self.environments
+            if label != self.baseline and label not in self.survey and not is_emulated(label)
+        ]
 
     @property
     def ci_alpha(self) -> float | None:

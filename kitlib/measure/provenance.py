@@ -312,6 +312,9 @@ class Session:
     #: what the session measured when not the plan's own points: a search's step, or the points the run's
     #: end measured again (`kitlib.measure.run.runner.run_plan`)
     purpose: str | None = None
+    #: seconds each start of an environment took to start, to prepare its workloads and to stop
+    #: (`kitlib.core.timing`: the harness's share of environments)
+    environment_seconds: list[dict[str, Any]] | None = None
     finished: str | None = None
 
     def __post_init__(self) -> None:
@@ -340,6 +343,11 @@ class Session:
 
     def add_commands(self, logged: list[dict[str, Any]]) -> None:
         self.commands.extend(logged)
+
+    def add_environment_seconds(self, label: str, start: float, prepare: float, stop: float) -> None:
+        """How long one start of an environment took to start, to prepare its workloads and to stop."""
+        entry = {"env": label, "start_s": round(start, 3), "prepare_s": round(prepare, 3), "stop_s": round(stop, 3)}
+        self.environment_seconds = [*(self.environment_seconds or []), entry]
 
     def add_segment(self, label: str, first: int, last: int) -> None:
         """One start of an environment, running the units at positions first..last of the run's order."""

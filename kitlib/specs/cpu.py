@@ -36,6 +36,12 @@ class CpuParams(BaseModel):
     linpack_n_basis: str | None = Field(None, description="how linpack_n was chosen (filled when the plan is made)")
 
 
+#: what a duet point of PXZ or Linpack is: the threads that fit half the machine
+DUET_HALF_CPUS = (
+    "each side on half the CPUs with as many threads (xz -T, OpenMP), both sides sharing the memory system: "
+    "a ratio between environments at half the machine's threads, not the paper's MB/s or GFLOPS"
+)
+
 SPEC = Spec(
     name="cpu",
     notebook="experiments/cpu.ipynb",
@@ -48,8 +54,8 @@ SPEC = Spec(
     default_envs=("native", "docker-host-volume"),
     schema=Schema(
         workloads={
-            "pxz": WorkloadSchema(series=("level",), tools=("xz-utils",)),
-            "linpack": WorkloadSchema(tools=("libopenblas0-openmp", "libgomp1")),
+            "pxz": WorkloadSchema(series=("level",), tools=("xz-utils",), duet=DUET_HALF_CPUS),
+            "linpack": WorkloadSchema(tools=("libopenblas0-openmp", "libgomp1"), duet=DUET_HALF_CPUS),
         },
         claims=(
             "docker_near_native_pxz",

@@ -32,6 +32,12 @@ class MemoryParams(BaseModel):
     sizing_basis: str | None = Field(None, description="how the sizes were chosen (filled when the plan is made)")
 
 
+#: what a duet point of STREAM or RandomAccess is: half the CPUs a side, and the memory system shared
+DUET_SHARED_BANDWIDTH = (
+    "each side on half the CPUs, threads as many; both sides share the memory controllers and the last-level "
+    "cache, so a side's bandwidth is about half the machine's: a ratio between environments, not the paper's GB/s"
+)
+
 SPEC = Spec(
     name="memory",
     notebook="experiments/memory.ipynb",
@@ -48,8 +54,8 @@ SPEC = Spec(
     },
     schema=Schema(
         workloads={
-            "stream": WorkloadSchema(series=("kernel", "variant")),
-            "randomaccess": WorkloadSchema(series=("variant",)),
+            "stream": WorkloadSchema(series=("kernel", "variant"), duet=DUET_SHARED_BANDWIDTH),
+            "randomaccess": WorkloadSchema(series=("variant",), duet=DUET_SHARED_BANDWIDTH),
         },
         figures=(FigureSpec("memory-stream-kernels", "memory.stream_kernels", ("stream",)),),
         tools=("libgomp1",),

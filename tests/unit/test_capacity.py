@@ -101,3 +101,21 @@ def test_a_host_that_cannot_build_the_probe_tries_once(tmp_path, monkeypatch):
     assert capacity.host_program("kit-linpack") is None
     assert capacity.run_probe(capacity.MEMORY, [0]) is None
     assert calls.read_text().splitlines() == ["called"]
+
+
+def test_neighbouring_points_share_one_probe_and_a_start_between_them_does_not():
+    """The probe after a point serves as the next point's probe before it when no environment stopped or
+    started between them; the run's probing time is counted."""
+    probes = capacity.RunCapacity([0])
+    first = probes.before(capacity.CPU)
+    if first is None:
+        pytest.skip("no CPU probe on this host (no C compiler or OpenBLAS)")
+    after = probes.after(capacity.CPU)
+    taken = len(probes.readings[capacity.CPU])
+    assert probes.before(capacity.CPU) == after and probes.shared == 1  # the neighbour's, none taken
+    assert len(probes.readings[capacity.CPU]) == taken
+    probes.after(capacity.CPU)
+    probes.forget_neighbour()  # an environment's start between the two
+    probes.before(capacity.CPU)
+    assert probes.shared == 1 and len(probes.readings[capacity.CPU]) == taken + 2
+    assert probes.spent_s > 0

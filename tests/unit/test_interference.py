@@ -270,11 +270,22 @@ def test_sampler_counts_a_child_of_the_run_as_its_own():
     assert fig.own_cpu_s > 0.2  # the loop ran for a second (less where the host is busy)
 
 
+def skip_unless_quiet(limit_pct: float = 5.0) -> None:
+    """Skip, saying why, where other processes (another kit session, a test suite beside this one) keep the
+    machine busy: the test's premise is that the only other process is the one it starts."""
+    with interference.PointSampler([0]) as before:
+        time.sleep(1.0)
+    busy = before.figures.foreign_cpu_pct if before.figures is not None else None
+    if busy is not None and busy > limit_pct:
+        pytest.skip(f"the machine is not quiet: other processes used {busy:.0f}% of it before the test")
+
+
 def test_sampler_counts_a_busy_process_outside_the_run_as_another_s():
     """A busy loop that is neither a descendant of the run nor marked as its own (its parent shell
     exited, so it was handed to pid 1) is another process's CPU: about half of a 2-CPU machine."""
     import os
 
+    skip_unless_quiet()
     with orphan_busy_loop() as loop:
         assert interference.parse_pid_stat(Path(f"/proc/{loop}/stat").read_text()).ppid != os.getpid()
         with interference.PointSampler([0]) as sampler:

@@ -69,3 +69,25 @@ def _seconds(iso: str) -> float:
 def test_a_unit_measured_through_an_api_counts_its_wall_time_as_tool_time():
     assert tool_seconds([], 0.29) == 0.29
     assert tool_seconds([{"argv": ["docker", "start"], "service": "x"}], 0.5) == 0.5
+
+
+def test_the_harness_is_itemised_from_the_run_s_files(tmp_path):
+    """Probes from the kept units, the attempts measured again (a duet's two sides once), the environments'
+    starts, preparations and stops from provenance; the rest is what the files do not account for."""
+    import json
+
+    units = tmp_path / "units"
+    units.mkdir()
+    kept = {"status": "ok", "records": [{}], "seconds": 10.0, "tool_seconds": 8.0, "probe_seconds": 1.5}
+    (units / "a.json").write_text(json.dumps(kept))
+    (units / "a.attempt1.json").write_text(json.dumps({"status": "attempt", "seconds": 9.0}))
+    side = {"status": "attempt", "seconds": 4.0, "duet": "r0~x", "workload": "w", "point": {}}
+    (units / "b.attempt1.json").write_text(json.dumps(side))
+    (units / "c.attempt1.json").write_text(json.dumps({**side, "seconds": 5.0}))
+    environments = [{"env": "native", "start_s": 0.5, "prepare_s": 2.0, "stop_s": 0.25}]
+    (tmp_path / "provenance.json").write_text(json.dumps({"sessions": [{"environment_seconds": environments}]}))
+    parts = timing.store_parts(tmp_path)
+    assert parts == timing.Parts(probes_s=1.5, remeasured_s=14.0, environments_s=2.75)
+    step = timing.StepTime("cpu", 40.0, 8.0, 1, None, parts)
+    assert step.rest_s == pytest.approx(40.0 - 8.0 - 1.5 - 14.0 - 2.75)
+    assert "| cpu | 40 | 8 | 32 | 400% | 2 | 14 | 3 | 14 | 1 |  |" in timing.table([step])

@@ -348,7 +348,10 @@ RUN_COLUMNS = ("run_id", "repetition")
 
 
 def _runs(side: pd.DataFrame) -> pd.Series:
-    """Each record's run: its run and repetition, or the record itself where it names none."""
+    """Each record's run: its run and repetition (its run and duet, for a duet point: the baseline runs
+    once in each duet of a repetition), or the record itself where it names none."""
+    if "duet" in side.columns and side["duet"].notna().all() and "run_id" in side.columns:
+        return side["run_id"].astype(str) + " | " + side["duet"].astype(str)
     columns = [c for c in RUN_COLUMNS if c in side.columns]
     if not columns:
         return pd.Series(side.index.astype(str), index=side.index)
@@ -387,6 +390,20 @@ def same_runs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFr
     return a[a["run_id"].isin(shared)], b[b["run_id"].isin(shared)], apart
 
 
+def duet_runs_only(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Where some runs measured both sides in duets and others one at a time, the duet runs alone: their
+    points ran on half the machine (another regime) and their evidence is the ratio within each duet, so
+    the two designs are never pooled. Returns the sides and the run ids left out."""
+    if "duet" not in a.columns or "duet" not in b.columns or "run_id" not in a.columns:
+        return a, b, []
+    both = pd.concat([a, b])
+    in_duets = set(both.loc[both["duet"].notna(), "run_id"].dropna())
+    if not in_duets:
+        return a, b, []
+    others = sorted(set(both["run_id"].dropna()) - in_duets)
+    return a[a["run_id"].isin(in_duets)], b[b["run_id"].isin(in_duets)], others
+
+
 def shares_runs(rows: pd.DataFrame, columns: list[str]) -> bool:
     """Whether records of several configurations come from one unit (one process): same run, environment,
     repetition and position, as STREAM's kernels of one hpcc run or fio's read and write of one job."""
@@ -411,6 +428,7 @@ def effect_between(
     if a.empty or b.empty:
         return f"no records of {env if a.empty else baseline}"
     a, b, apart = same_runs(a, b)
+    a, b, whole_machine = duet_runs_only(a, b)
     columns = [c for c in configuration_columns(rows) if c not in ("env",)]
     ka, kb = _keyed(a, columns), _keyed(b, columns)
     common = sorted(set(ka) & set(kb))
@@ -426,14 +444,26 @@ def effect_between(
     both = pd.concat([a, b])
     alpha = sequential.alpha_of(both)
     order = run_order.order_of(both)
-    trend = drift.flagged(both if context is None else context[context["env"].isin([env, baseline])])
-    paired = order == run_order.INTERLEAVED and bool(trend) and len(pairs) >= MIN_RUNS
+    if order == run_order.DUET:
+        if not pairs:
+            return f"{env} and {baseline} were never measured in one duet (each duet pairs an environment with native)"
+        trend = []
+    else:
+        trend = drift.flagged(both if context is None else context[context["env"].isin([env, baseline])])
+    paired = order == run_order.DUET or (order == run_order.INTERLEAVED and bool(trend) and len(pairs) >= MIN_RUNS)
     back = math.exp if scale == "ratio" else float
     how = _how(len(common), scale, paired, order, trend)
+    if order == run_order.DUET:
+        how += _overlap_note(both)
     if dropped_a or dropped_b:
         how += f"; {dropped_a + dropped_b} run(s) lacking a configuration left out"
     if apart:
         how += f"; {len(apart)} run(s) that measured only one of the two left out ({', '.join(apart)})"
+    if whole_machine:
+        how += (
+            f"; {len(whole_machine)} whole-machine run(s) left out ({', '.join(whole_machine)}): a duet's "
+            "half-machine points are never pooled with them"
+        )
     undecided = ""
     if order in run_order.CONFOUNDED:
         looked = both if context is None else context[context["env"].isin([env, baseline])]
@@ -507,8 +537,27 @@ def level_of(values: pd.Series, alpha: float = ALPHA) -> Effect | str:
     return Effect(float(v.mean()), v.mean() - half, v.mean() + half, math.nan, len(v), what, "level", alpha=alpha)
 
 
+def _overlap_note(rows: pd.DataFrame) -> str:
+    """What the duets' overlap says where some sides ran partly alone (`duet.LOW_OVERLAP`)."""
+    if "duet_overlap" not in rows.columns:
+        return ""
+    shares = pd.to_numeric(rows["duet_overlap"], errors="coerce").dropna()
+    low = int((shares < run_order.DUET_LOW_OVERLAP).sum())
+    return (
+        f"; {low} of {len(shares)} duet sides ran less than {run_order.DUET_LOW_OVERLAP:.0%} beside the other"
+        if low
+        else ""
+    )
+
+
 def _how(k: int, scale: str, paired: bool = False, order: str = "", trend: list[str] | None = None) -> str:
     log = " on log values" if scale == "ratio" else ""
+    if order == run_order.DUET:
+        return (
+            f"paired t{log} within each duet (both sides at once on disjoint halves of the CPUs, swapped every "
+            "repetition; one sample per duet; half-machine points: a ratio, not the paper's figures)"
+            + (f", {k} configurations aggregated per duet" if k > 1 else "")
+        )
     if paired:
         model = f"paired t{log} within each repetition of the interleaved run (the drift test finds a trend)"
     else:

@@ -21,14 +21,22 @@ from kitlib.analyse.claims.versions import rows_under
 from kitlib.core.records import flag_is, one_per_point
 
 COLUMN = "disturbed"
+#: a duet side's word on its other side (`kitlib.measure.run.duet`)
+PARTNER_COLUMN = "duet_partner_disturbed"
 
 
 def split(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the records of points that count for a verdict, those of points every attempt of which was
-    disturbed); records without the column (made before the rule) all count."""
+    disturbed); records without the column (made before the rule) all count. A duet point both sides of
+    which were disturbed counts: what disturbed both at once cancels from the ratio within the duet, the
+    evidence; one disturbed while the other was not does not."""
     if COLUMN not in df.columns:
         return df, df.iloc[0:0]
     disturbed = flag_is(df[COLUMN], True)
+    if PARTNER_COLUMN in df.columns:
+        partner = flag_is(df[PARTNER_COLUMN], True)
+        in_duet = df[PARTNER_COLUMN].notna()
+        disturbed = (disturbed & ~(in_duet & partner)) | (in_duet & partner & ~disturbed)
     return df[~disturbed], df[disturbed]
 
 

@@ -89,17 +89,37 @@ def stamp(fig, df: pd.DataFrame, bars: str, host: str | None = None) -> None:
     fig.suptitle("\n".join(textwrap.fill(line, width) for line in lines if line), fontsize=9)
 
 
+#: what a figure of duet points says under its title (`kitlib.measure.run.duet`)
+DUET_NOTE = (
+    "duet points: each environment beside native at the same moment, on half the CPUs each; half-machine "
+    "figures, to be read as ratios, not as the paper's absolute ones"
+)
+
+
+def one_design(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The records a figure draws and what it says of their design: duet points (half-machine, both sides
+    at once) are never drawn beside points measured one at a time on the whole machine; where both are
+    present the whole-machine ones are drawn and the duet points' count is said."""
+    if "duet" not in df.columns or df["duet"].isna().all():
+        return df, ""
+    in_duet = df["duet"].notna()
+    if in_duet.all():
+        return df, DUET_NOTE
+    return df[~in_duet], f"{int(in_duet.sum())} duet record(s) not drawn: half-machine points, read in the claims"
+
+
 def one_host(bars: str) -> Callable:
     """A drawing function (records first, Figure out) that refuses records of several machines and writes
-    the one machine and the meaning of its error bars on the figure."""
+    the one machine, the design of its points and the meaning of its error bars on the figure."""
 
     def decorate(draw: Callable) -> Callable:
         @functools.wraps(draw)
         def drawn(df: pd.DataFrame, *args, **kwargs):
             host = host_of(df, f"{draw.__module__.rsplit('.', 1)[-1]}.{draw.__name__}")
+            df, design = one_design(df)
             fig = draw(df, *args, **kwargs)
             if fig is not None:  # None: nothing of the figure's kind in these records
-                stamp(fig, df, bars, host)
+                stamp(fig, df, f"{bars}; {design}" if design else bars, host)
             return fig
 
         return drawn

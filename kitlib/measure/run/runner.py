@@ -14,11 +14,13 @@ start marks all its units failed with the reason.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import itertools
 import json
 import random
+import threading
 import time
 import traceback
 import warnings
@@ -29,7 +31,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from kitlib import specs
-from kitlib.core import interference, naming, paths, sequential, signals, steady, tool_versions
+from kitlib.core import interference, naming, paths, procs, sequential, signals, steady, tool_versions
 from kitlib.core.errors import CommandFailed, EnvironmentUnavailable, KitError, Notice, ParseError
 from kitlib.core.records import place
 from kitlib.measure import capacity, cpus, environments, experiments, provenance
@@ -39,7 +41,8 @@ from kitlib.measure.host.ports import free_ports, is_free
 from kitlib.measure.image import DEFAULT_BASE, ensure_image
 from kitlib.measure.peer import make_peer
 from kitlib.measure.planning import Plan
-from kitlib.measure.run import rejudge
+from kitlib.measure.run import duet, rejudge
+from kitlib.measure.run.progress import PointProgress
 from kitlib.measure.store import RunStore, unit_key
 from kitlib.specs.labels import IMAGE_KINDS, option_columns
 
@@ -67,10 +70,13 @@ class Unit:
     repetition: int
     #: place in the run's order (0-based), the same however often the run is resumed
     position: int = 0
+    #: its duet, in a duet run (`kitlib.measure.run.duet`); None: measured alone
+    pairing: duet.Pairing | None = None
 
     @property
     def key(self) -> str:
-        return unit_key(self.env, self.point, self.repetition, self.workload.name)
+        point = self.point if self.pairing is None else {**self.point, "with": self.pairing.partner}
+        return unit_key(self.env, point, self.repetition, self.workload.name)
 
 
 def plan_units(
@@ -89,22 +95,48 @@ def plan_units(
             (w, env, point, rep) for w in chosen for point in (plan.points_of(w, env) if points is None else points)
         ]
 
+    def duets(rep: int, envs: list[str], names: set[str] | None = None, points: list[dict[str, Any]] | None = None):
+        """A duet run's repetition: each partner beside the baseline (both sides point by point), then the
+        environments measured alone."""
+        partners = [env for env in plan.duet_partners() if env in envs]
+        found = []
+        for partner in partners:
+            pairing = {
+                plan.baseline: duet.Pairing(duet.duet_id(rep, partner), duet.baseline_half(rep), partner),
+                partner: duet.Pairing(duet.duet_id(rep, partner), 1 - duet.baseline_half(rep), plan.baseline),
+            }
+            for w, _, point, _ in block(plan.baseline, rep, names, points):
+                if w.applies_to(partner):
+                    found += [(w, env, point, rep, pairing[env]) for env in (plan.baseline, partner)]
+        alone = [env for env in envs if env != plan.baseline and env not in partners]
+        return found + [(*u, None) for env in alone for u in block(env, rep, names, points)]
+
     if plan.order == "blocked":
         ordered = [
-            (w, env, point, rep)
+            (w, env, point, rep, None)
             for env in plan.environments
             for w in workloads
             if w.applies_to(env)
             for point in plan.points_of(w, env)
             for rep in range(plan.repetitions)
         ]
+    elif plan.order == "duet":
+        ordered = [u for rep, envs in enumerate(plan.environment_order()) for u in duets(rep, envs)]
     else:
-        ordered = [u for rep, envs in enumerate(plan.environment_order()) for env in envs for u in block(env, rep)]
+        ordered = [
+            (*u, None) for rep, envs in enumerate(plan.environment_order()) for env in envs for u in block(env, rep)
+        ]
     for added in extensions or []:
         rep, envs = int(added["repetition"]), list(added["environments"])
         random.Random(f"{plan.seed}:{rep}").shuffle(envs)
-        ordered += [u for env in envs for u in block(env, rep, set(added["workloads"]), added.get("points"))]
-    return [Unit(w, env, point, rep, position) for position, (w, env, point, rep) in enumerate(ordered)]
+        names, points = set(added["workloads"]), added.get("points")
+        if plan.order == "duet":
+            ordered += duets(rep, [*envs, plan.baseline], names, points)
+        else:
+            ordered += [(*u, None) for env in envs for u in block(env, rep, names, points)]
+    return [
+        Unit(w, env, point, rep, position, pairing) for position, (w, env, point, rep, pairing) in enumerate(ordered)
+    ]
 
 
 def _point_identity(env: str, workload: str, point: dict[str, Any]) -> tuple[str, str, str]:
@@ -162,8 +194,24 @@ def _point_text(point: dict[str, Any]) -> str:
 
 
 def segments(units: list[Unit]) -> list[tuple[str, list[Unit]]]:
-    """Consecutive units of one environment: each is one start and stop of that environment."""
-    return [(env, list(group)) for env, group in itertools.groupby(units, key=lambda u: u.env)]
+    """Consecutive units of one environment, or of one duet (both its environments): each is one start
+    and stop of its environments."""
+    grouped = itertools.groupby(units, key=lambda u: u.env if u.pairing is None else u.pairing.duet)
+    return [(name, list(group)) for name, group in grouped]
+
+
+def with_partners(todo: list[Unit], units: list[Unit]) -> list[Unit]:
+    """The units to measure, each duet side's partner added where only one side is left: a duet's two
+    sides are measured together or not at all (the ratio within it is the evidence)."""
+    wanted = {u.key for u in todo}
+    partners = {}
+    for unit in units:
+        if unit.pairing is not None:
+            partners.setdefault((unit.pairing.duet, unit.workload.name, _point_text(unit.point)), []).append(unit)
+    for pair in partners.values():
+        if any(u.key in wanted for u in pair):
+            wanted.update(u.key for u in pair)
+    return [u for u in units if u.key in wanted]
 
 
 def run_plan(
@@ -185,21 +233,23 @@ def run_plan(
     if idle:
         warnings.warn(f"no workload of {plan.experiment} runs in {idle}; they are skipped", Notice, stacklevel=2)
     with _guarded(store):
-        todo = store.pending(units)
+        todo = with_partners(store.pending(units), units)
         if todo:
             _execute(plan, store, todo, progress=progress, image=image, base_image=base_image)
         for _ in range(MAX_SEARCH_STEPS):
             if not search_step(plan, store, workloads):
                 break
             units = plan_units(plan, workloads, store.extensions())
-            step = store.pending(units)
+            step = with_partners(store.pending(units), units)
             todo += step
             if step:
                 what = ", ".join(sorted({u.workload.search for u in step}))
                 _execute(plan, store, step, progress=progress, image=image, base_image=base_image, what=what)
         # the run's end judges what this call measured: a run resumed with nothing left to measure was
         # judged at its own end, and judging it again would only move its points by the probes' noise
-        again, exhausted = _reopen_late_points(plan, store, workloads) if todo else ([], 0)
+        # a duet run is not: what moved the machine under a duet acted on both its sides at once
+        judged = bool(todo) and plan.order != "duet"
+        again, exhausted = _reopen_late_points(plan, store, workloads) if judged else ([], 0)
         if again:
             measured = {u.key for u in todo}
             todo += [u for u in again if u.key not in measured]
@@ -287,7 +337,10 @@ def _execute(
             context = RunContext(plan, store, peer, layout, session, bar, image, base_image, capacity=probes)
             for env_label, env_units in segments(todo):
                 session.add_segment(env_label, env_units[0].position, env_units[-1].position)
-                _run_environment(env_label, env_units, context)
+                if env_units[0].pairing is not None:
+                    run_duet(env_units, context)
+                else:
+                    _run_environment(env_label, env_units, context)
             session.add_commands(peer.commands)
     finally:
         bar.close()
@@ -305,10 +358,40 @@ class DisturbedStreak:
     def holds(self, rule: interference.Rule) -> bool:
         return rule.weather_after is not None and self.count >= rule.weather_after
 
+    def reason(self, rule: interference.Rule) -> str:
+        return (
+            f"the {self.count} points before it were kept disturbed, the machine's state rather than a burst "
+            f"(the rule's weather_after {rule.weather_after})"
+        )
+
     def update(self, outcome: bool | None) -> None:
         """After a point: `outcome` True kept disturbed, False kept undisturbed, None failed (no news)."""
         if outcome is not None:
             self.count = self.count + 1 if outcome else 0
+
+
+@dataclass
+class RemeasureBudget:
+    """The time a run's call spent on attempts it discarded (and on waiting for the machine to come back),
+    beside the time its kept attempts took: past `Rule.remeasure_share` of it, a disturbed point is kept
+    after its first attempt (`interference.Rule`: why)."""
+
+    spent_s: float = 0.0
+    kept_s: float = 0.0
+    #: the spend a run may have before any point is kept (a first disturbed point still gets its attempts)
+    allowance_s: float = 60.0
+
+    def holds(self, rule: interference.Rule) -> str | None:
+        """Why a disturbed attempt is kept at once now (None: it is measured again as the rule says)."""
+        if rule.remeasure_share is None:
+            return None
+        limit = max(self.allowance_s, rule.remeasure_share * self.kept_s)
+        if self.spent_s <= limit:
+            return None
+        return (
+            f"the run's time for measuring again is spent ({self.spent_s:.0f} s discarded against {self.kept_s:.0f} s "
+            f"kept; the rule's remeasure_share {rule.remeasure_share:g})"
+        )
 
 
 @dataclass(frozen=True)
@@ -330,30 +413,44 @@ class RunContext:
     capacity: capacity.RunCapacity | None = None
     #: points in a row kept disturbed: past the rule's `weather_after`, a disturbed point gets no more attempts
     streak: DisturbedStreak = field(default_factory=DisturbedStreak)
+    #: the points' outcomes beside the bar
+    progress: PointProgress = field(default_factory=PointProgress)
+    #: the time spent measuring again, bounded by the rule's share of the kept points' time
+    remeasuring: RemeasureBudget = field(default_factory=RemeasureBudget)
+
+
+def _create_environment(label: str, layout: cpus.Layout, run: RunContext):
+    """The environment of `label` on `layout`, not yet started."""
+    plan = run.plan
+    options: dict[str, Any] = {}
+    if environments.parse_label(label).kind in IMAGE_KINDS:
+        options["image"] = run.image or benchmark_image(run.base_image)
+    if plan.sut_host:
+        options.update(
+            host=plan.sut_host,
+            address=plan.sut_address,
+            key_filename=plan.ssh_key,
+            known_hosts=plan.known_hosts,
+            docker_socket=plan.sut_docker_socket,
+        )
+        if "image" in options:  # shipped from this machine's engine when the remote one lacks it
+            options.update(local_client=docker_client(), progress=not run.bar.disable)
+    layout = layout if plan.sut_host else layout_with_free_ports(layout)
+    return environments.create(
+        label, layout, run_label=run.session.run_label, peer_reaches_nat=run.peer.reaches_nat, **options
+    )
 
 
 def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
     plan, store, peer, session, bar = run.plan, run.store, run.peer, run.session, run.bar
     placement = {"host": session.host_id, "peer": plan.peer_path}  # where the points ran
+    if run.capacity is not None:  # the last segment's last probe was taken before this start
+        run.capacity.forget_neighbour()
+    clock = EnvironmentClock()
     try:
-        options: dict[str, Any] = {}
-        if environments.parse_label(label).kind in IMAGE_KINDS:
-            options["image"] = run.image or benchmark_image(run.base_image)
-        if plan.sut_host:
-            options.update(
-                host=plan.sut_host,
-                address=plan.sut_address,
-                key_filename=plan.ssh_key,
-                known_hosts=plan.known_hosts,
-                docker_socket=plan.sut_docker_socket,
-            )
-            if "image" in options:  # shipped from this machine's engine when the remote one lacks it
-                options.update(local_client=docker_client(), progress=not bar.disable)
-        layout = run.layout if plan.sut_host else layout_with_free_ports(run.layout)
-        env = environments.create(
-            label, layout, run_label=session.run_label, peer_reaches_nat=peer.reaches_nat, **options
-        )
+        env = _create_environment(label, run.layout, run)
         with env:
+            clock.started()
             if plan.sut_host:  # the records name the machine that ran the system under test
                 placement["host"] = session.add_sut_host(plan.sut_host, env)["host_id"]
             session.add_environment(label, env)
@@ -361,20 +458,33 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
             if write_libvirt is not None:
                 write_libvirt(store.root / "libvirt")
             for workload in dict.fromkeys(u.workload for u in units):
-                workload.prepare(env, peer)
+                with clock.preparing():
+                    workload.prepare(env, peer)
                 tools = specs.schema(plan.experiment).tools_of(workload.name)
                 versions = {tool_versions.COLUMN: tool_versions.of_environment(session.tool_versions, label, *tools)}
                 for unit in (u for u in units if u.workload is workload):
                     _run_unit(
-                        unit, env, peer, plan, store, {**placement, **versions}, run.sizes, run.capacity, run.streak
+                        unit,
+                        env,
+                        peer,
+                        plan,
+                        store,
+                        {**placement, **versions},
+                        run.sizes,
+                        run.capacity,
+                        run.streak,
+                        run.remeasuring,
                     )
-                    bar.update(1)
-                workload.finish(env, peer)
+                    run.progress.point(bar, store, unit)
+                with clock.preparing():
+                    workload.finish(env, peer)
             try:  # again: what the workloads added (companions); an engine gone mid-run keeps the first
                 session.environments[label] = env.describe()
             except (EnvironmentUnavailable, CommandFailed, *_engine_errors()):
                 pass
             session.add_commands(env.commands)
+            clock.stopping()
+        clock.stopped(session, label)
     except (EnvironmentUnavailable, CommandFailed, *_engine_errors()) as exc:
         reason = f"{label} unavailable: {_reason(exc)}"
         for unit in units:
@@ -382,6 +492,163 @@ def _run_environment(label: str, units: list[Unit], run: RunContext) -> None:
                 store.save_failed(unit.key, reason, {"env": label, "finished": provenance.now()})
         bar.update(len(units))
         warnings.warn(reason, Notice, stacklevel=2)
+
+
+def run_duet(units: list[Unit], run: RunContext) -> None:
+    """One duet of a repetition: the baseline and its partner started on their halves of the CPUs (the
+    halves swapped every repetition), each point measured on both sides at once, then both stopped.
+    Each side has its own copy of a workload (a workload keeps what it prepared in an environment)."""
+    plan, store, session, bar = run.plan, run.store, run.session, run.bar
+    pairing = units[0].pairing
+    labels = tuple(dict.fromkeys(u.env for u in units))
+    halves = duet.halves(sorted({*run.layout.sut_cpus, *run.layout.client_cpus}))
+    placement = {"host": session.host_id, "peer": plan.peer_path}
+    clock = EnvironmentClock()
+    try:
+        with contextlib.ExitStack() as started:
+            envs, ports = {}, list(run.layout.ports)
+            for label in labels:
+                half = next(u.pairing.half for u in units if u.env == label)
+                layout = cpus.Layout(sut_cpus=halves[half], client_cpus=[], ports=ports)
+                envs[label] = started.enter_context(_create_environment(label, layout, run))
+                session.add_environment(label, envs[label])
+                ports = free_ports(len(ports))  # the other side's servers bind ports of their own
+            clock.started()
+            for workload in dict.fromkeys(u.workload for u in units):
+                own = {label: copy.copy(workload) for label in labels}
+                tools = specs.schema(plan.experiment).tools_of(workload.name)
+                versions = {}
+                for label in labels:
+                    with clock.preparing():
+                        own[label].prepare(envs[label], run.peer)
+                    found = tool_versions.of_environment(session.tool_versions, label, *tools)
+                    versions[label] = {**placement, tool_versions.COLUMN: found}
+                mine = [dataclasses.replace(u, workload=own[u.env]) for u in units if u.workload is workload]
+                for pair in _pairs(mine):
+                    _run_duet_point(pair, envs, versions, run)
+                    for unit in pair:
+                        run.progress.point(bar, store, unit)
+                with clock.preparing():
+                    for label in labels:
+                        own[label].finish(envs[label], run.peer)
+            for label in labels:
+                session.add_commands(envs[label].commands)
+            clock.stopping()
+        clock.stopped(session, " + ".join(labels))
+    except (EnvironmentUnavailable, CommandFailed, *_engine_errors()) as exc:
+        reason = f"duet {pairing.duet} unavailable: {_reason(exc)}"
+        for unit in units:
+            if store.unit_status(unit.key) != "ok":
+                store.save_failed(unit.key, reason, {"env": unit.env, "finished": provenance.now()})
+        warnings.warn(reason, Notice, stacklevel=2)
+
+
+def _pairs(units: list[Unit]) -> list[tuple[Unit, Unit]]:
+    """A duet's units two by two: the baseline's and its partner's of one point."""
+    by_point: dict[str, list[Unit]] = {}
+    for unit in units:
+        by_point.setdefault(_point_text(unit.point), []).append(unit)
+    return [tuple(sorted(pair, key=lambda u: u.pairing.half)) for pair in by_point.values() if len(pair) == 2]
+
+
+def _run_duet_point(pair: tuple[Unit, Unit], envs: dict, versions: dict, run: RunContext) -> None:
+    """Both sides of one point at once, measured again together while only one side was disturbed (at
+    most the rule's attempts). No capacity probes: what moves the machine's capacity moves both sides."""
+    rule = run.plan.interference or interference.DEFAULT_RULE
+    discarded = {u.key: run.store.attempts_of(u.key) for u in pair}
+    first = max(len(d) for d in discarded.values()) + 1
+    for attempt in range(first, max(rule.max_attempts, first) + 1):
+        meeting = duet.Meeting((pair[0].env, pair[1].env))
+        hold = run.remeasuring.holds(rule)
+        began = time.monotonic()
+        calls = [
+            functools.partial(
+                _attempt_unit,
+                unit,
+                envs[unit.env],
+                run.peer,
+                run.plan,
+                run.store,
+                versions[unit.env],
+                attempt,
+                discarded[unit.key],
+                rule,
+                hold=hold,
+                meeting=(meeting, side),
+            )
+            for side, unit in enumerate(pair)
+        ]
+        done = all(kept for kept, _, _ in _both_at_once(calls, meeting))
+        took = time.monotonic() - began
+        if done:
+            run.remeasuring.kept_s += took
+            return
+        run.remeasuring.spent_s += took
+
+
+#: how long a stopped duet waits for its other side's thread once its commands were ended
+STOPPED_SIDE_JOIN_S = 30.0
+
+
+def _both_at_once(calls: list, meeting: duet.Meeting) -> list:
+    """Run the two sides' calls in two threads and return their results. A side that ends (or fails)
+    releases the other at the meeting; a stop (Ctrl-C, SIGTERM) ends both sides' commands before it goes on."""
+    results: list = [None, None]
+    errors: list[BaseException | None] = [None, None]
+
+    def side(index: int) -> None:
+        try:
+            results[index] = calls[index]()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+            errors[index] = exc
+        finally:
+            meeting.abort()
+
+    threads = [threading.Thread(target=side, args=(i,), name=f"kit-duet-side{i}", daemon=True) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.5)
+    except BaseException:
+        meeting.abort()
+        procs.kill_running()
+        for thread in threads:
+            thread.join(STOPPED_SIDE_JOIN_S)
+        raise
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
+
+
+class EnvironmentClock:
+    """How long one start of an environment (or a duet's two) takes to start, to prepare its workloads
+    and to stop: the harness's share of environments in a run's timing (`kitlib.core.timing`)."""
+
+    def __init__(self) -> None:
+        self._began = time.monotonic()
+        self.start_s = self.prepare_s = 0.0
+        self._stopping: float | None = None
+
+    def started(self) -> None:
+        self.start_s = time.monotonic() - self._began
+
+    @contextlib.contextmanager
+    def preparing(self):
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            self.prepare_s += time.monotonic() - began
+
+    def stopping(self) -> None:
+        self._stopping = time.monotonic()
+
+    def stopped(self, session: provenance.Session, label: str) -> None:
+        stop_s = time.monotonic() - self._stopping if self._stopping is not None else 0.0
+        session.add_environment_seconds(label, self.start_s, self.prepare_s, stop_s)
 
 
 def layout_with_free_ports(layout: cpus.Layout) -> cpus.Layout:
@@ -405,6 +672,7 @@ def _run_unit(
     sizes: dict[tuple[str, str], float] | None = None,
     probes: capacity.RunCapacity | None = None,
     streak: DisturbedStreak | None = None,
+    budget: RemeasureBudget | None = None,
 ) -> None:
     """Measure the point, again while the interference rule finds it disturbed or, for a time-bound
     point, the steady-state rule finds it too short (then for longer), at most max_attempts times:
@@ -412,8 +680,10 @@ def _run_unit(
     the capacity probes found on a slowed machine, the next waits for the machine to come back
     (`RunCapacity.recover`, bounded), so it does not land in the same dip. Where the points before it
     were kept disturbed (`streak`), a disturbed attempt is kept at once. A point measured again later
-    in its run (`rejudge`) counts on from the attempts it already has."""
+    in its run (`rejudge`) counts on from the attempts it already has. Once the run's time for measuring
+    again is spent (`budget`), a disturbed attempt is kept at once too, and nothing waits for the machine."""
     rule = plan.interference or interference.DEFAULT_RULE
+    budget = RemeasureBudget() if budget is None else budget
     sizes = {} if sizes is None else sizes
     size_key = (unit.workload.name, json.dumps(unit.point, sort_keys=True, default=str))
     profile_s = unit.workload.profile_seconds()
@@ -423,19 +693,24 @@ def _run_unit(
     first = len(discarded) + 1
     streak = DisturbedStreak() if streak is None else streak
     for attempt in range(first, max(rule.max_attempts, first) + 1):
-        weather = streak.count if streak.holds(rule) else None
+        hold = streak.reason(rule) if streak.holds(rule) else budget.holds(rule)
+        began = time.monotonic()
         kept, grown, outcome = _attempt_unit(
-            unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes, weather
+            unit, env, peer, plan, store, placement, attempt, discarded, rule, seconds, probes, hold
         )
         if grown is not None:
             seconds = sizes[size_key] = max(grown, sizes.get(size_key, 0.0))
         if kept:
+            budget.kept_s += time.monotonic() - began
             streak.update(outcome)
             return
-        if kind and rule.min_capacity_pct is not None and interference.SLOWED in discarded[-1]["reason"]:
+        slowed = interference.SLOWED in discarded[-1]["reason"]
+        if kind and rule.min_capacity_pct is not None and slowed and budget.holds(rule) is None:
             recovered = probes.recover(kind, rule.capacity_floor(probes.spread_pct(kind)))
+            probes.forget_neighbour()  # the slowed attempt's last probe is no figure for the next one's start
             if recovered is not None:  # the next attempt waits for the machine to come back (bounded)
                 discarded[-1]["waited_for_capacity_s"], discarded[-1]["capacity_back"] = recovered
+        budget.spent_s += time.monotonic() - began
 
 
 def _attempt_unit(
@@ -450,12 +725,15 @@ def _attempt_unit(
     rule: interference.Rule,
     seconds: float | None = None,
     probes: capacity.RunCapacity | None = None,
-    weather: int | None = None,
+    hold: str | None = None,
+    meeting: tuple[duet.Meeting, int] | None = None,
 ) -> tuple[bool, float | None, bool | None]:
     """One attempt: (whether it is the one that counts, or the point failed; the longer duration the
     steady-state rule asks for, or None; whether the kept attempt was disturbed, None where the point
-    failed). An attempt that does not count is kept aside. `weather`: the points in a row kept disturbed
-    before this one, where they reach the rule's `weather_after` (a disturbed attempt is then kept)."""
+    failed). An attempt that does not count is kept aside. `hold`: why a disturbed attempt is kept at
+    once (a streak of disturbed points before it, the run's time for measuring again spent), or None.
+    `meeting`: a duet side's meeting with the other side and its index: the measuring starts behind the
+    duet's barrier, and the attempt is measured again only when one side alone was disturbed."""
     info: dict[str, Any] = {
         "env": unit.env,
         "workload": unit.workload.name,
@@ -464,6 +742,8 @@ def _attempt_unit(
         "position": unit.position,
         "started": provenance.now(),
     }
+    if unit.pairing is not None:  # its tool time is shared with the other side's (`timing.store_tool_time`)
+        info["duet"] = unit.pairing.duet
     bookkeeping = {**(placement or {}), "position": unit.position, "started": info["started"]}
     if plan.ci_alpha is not None:  # a run that may grow: every interval on its records at the looks' level
         bookkeeping[sequential.COLUMN] = plan.ci_alpha
@@ -472,13 +752,18 @@ def _attempt_unit(
     raw = None
     grown = None
     kind = unit.workload.probe_kind(unit.point) if probes is not None else None
+    probed_s = probes.spent_s if probes is not None else 0.0
     try:
         before = probes.before(kind) if kind else None
         with _sampler(unit, env, plan) as sampler:
+            if meeting is not None:
+                meeting[0].start(meeting[1])
+            span_start = time.monotonic()
             if seconds is None:
                 raw = unit.workload.measure(env, peer, unit.point)
             else:
                 raw = unit.workload.measure(env, peer, unit.point, seconds=seconds)
+            span = (span_start, time.monotonic())
         figures = sampler.figures if sampler is not None else None
         own_unknown = getattr(sampler, "own_unknown", None) if figures is not None else None
         probed = None
@@ -492,10 +777,15 @@ def _attempt_unit(
             probed = rejudge.readings(kind, before, after, probes.usual(kind))
         disturbed = rule.reasons(figures)
         steady_rule = plan.steady or steady.DEFAULT_RULE
+        if meeting is not None:  # both sides decide alike, from what each saw
+            share, theirs = meeting[0].exchange(meeting[1], span, disturbed)
+            bookkeeping.update(duet.columns(unit.pairing, env.layout.sut_cpus, share, theirs))
         measurements, series = _read(unit, raw, store, sized=seconds is not None)
         found, unsteady, grown = _steadiness(unit, series, steady_rule, seconds)
         again = disturbed + (unsteady if grown is not None else [])
-        held = bool(disturbed) and weather is not None and attempt < rule.max_attempts
+        if meeting is not None:  # both sides hold alike: the budget is the run's, read before the attempt
+            again, grown = ([] if hold is not None else duet.remeasure_reasons(disturbed, theirs)), None
+        held = bool(disturbed) and hold is not None and attempt < rule.max_attempts
         last = not again or attempt >= rule.max_attempts or held
         key = unit.key if last else f"{unit.key}.attempt{attempt}"
         info["raw_files"] = store.save_raw(key, {**raw.outputs, **raw.series})
@@ -521,6 +811,8 @@ def _attempt_unit(
         elapsed = round(time.monotonic() - started, 3)
         info.update(_unit_commands(env, peer, mark), seconds=elapsed, finished=provenance.now())
         info["tool_seconds"] = tool_seconds(info["commands"], elapsed)
+        if probes is not None:  # the harness's probes around this attempt (a neighbour's shared one costs none)
+            info["probe_seconds"] = round(probes.spent_s - probed_s, 3)
         info["interference"] = {
             "figures": figures.as_dict() if figures else None,
             rejudge.ENTRY: probed,
@@ -532,10 +824,7 @@ def _attempt_unit(
             "discarded_attempts": discarded,
         }
         if held:
-            info["interference"][rejudge.HELD] = (
-                f"kept after attempt {attempt}: the {weather} points before it were kept disturbed, the machine's "
-                f"state rather than a burst (the rule's weather_after {rule.weather_after})"
-            )
+            info["interference"][rejudge.HELD] = f"kept after attempt {attempt}: {hold}"
         if found is not None or unsteady:  # a point whose parts all lacked a tick still says why
             info["steady"] = {
                 "rule": steady_rule.model_dump(mode="json"),
@@ -548,6 +837,8 @@ def _attempt_unit(
             }
         if not last:
             parts = [f"disturbed: {'; '.join(disturbed)}"] if disturbed else []
+            if meeting is not None:
+                parts = list(again)
             if grown is not None:
                 parts.append(f"unsteady at {seconds:g} s: {'; '.join(unsteady)}; next {grown:g} s")
             reason = "; ".join(parts)
@@ -610,7 +901,9 @@ def _sampler(unit: Unit, env, plan: Plan):
     test (this host is then only the client's; its figures would describe the wrong machine)."""
     if plan.sut_host:
         return contextlib.nullcontext()
-    local_engine = environments.parse_label(unit.env).kind == "docker"
+    # a duet's other side is the run's own too: a container beside a native side is not another's work
+    sides = [unit.env] if unit.pairing is None else [unit.env, unit.pairing.partner]
+    local_engine = any(environments.parse_label(label).kind == "docker" for label in sides)
     ownership = interference.Ownership(
         engine=local_engine, is_own_container=interference.docker_container_check() if local_engine else None
     )
