@@ -124,6 +124,18 @@ def _umask() -> int:
     return current
 
 
+def hardware_only_note(plan_host: str, here: dict[str, Any]) -> str:
+    """Why a plan naming this hardware's id without an instance identity is refused too: a clone of
+    this machine's image has that id, so the kit cannot tell whether this machine measured it."""
+    bare = {key: value for key, value in here.items() if key != "instance"}
+    if not here.get("instance") or plan_host != host_id(bare):
+        return ""
+    return (
+        f" ({plan_host} is this hardware's id without an instance identity, which every clone of this "
+        "machine's image shares: the kit cannot tell that this machine measured it)"
+    )
+
+
 def unit_key(env: str, point: dict[str, Any], repetition: int, workload: str) -> str:
     parts = [workload, env] + [f"{k}={v}" for k, v in point.items()] + [f"r{repetition}"]
     return re.sub(r"[^A-Za-z0-9=.+_-]", "_", "__".join(parts))
@@ -229,8 +241,9 @@ class RunStore:
                 )
         if plan_host != host_id(here):
             raise KitError(
-                f"{self.root}: the plan was made on host {plan_host}, this is host {host_id(here)}: "
-                "make the plan on this machine (its run_id then names this machine)"
+                f"{self.root}: the plan was made on host {plan_host}, this is host {host_id(here)}"
+                + (hardware_only_note(plan_host, here))
+                + ": make the plan on this machine (its run_id then names this machine)"
             )
 
     # -- repetitions and points added to the plan's ------------------------------------------
