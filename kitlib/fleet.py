@@ -60,6 +60,20 @@ WATCHED = (
     'exec 3<&-; wait "$pid"; code=$?; kill "$watcher" 2>/dev/null; exit "$code"'
 )
 
+#: the remote check of a host's results folder ($1): made 0700 where missing, refused (exit 3, why on
+#: stdout) where it is a link, not a folder, another user's, or writable by group or others, as
+#: `kitlib.core.owned_files.private_dir` refuses a local one (/var/tmp is every user's)
+PRIVATE_ROOT = (
+    'd=$1; mkdir -p -- "$(dirname -- "$d")" && { mkdir -m 700 -- "$d" 2>/dev/null; true; } || exit 3; '
+    'if [ -L "$d" ] || [ ! -d "$d" ]; then echo "$d is not a folder (a link or a file stands there)"; exit 3; fi; '
+    'owner=$(stat -c %u -- "$d"); if [ "$owner" != "$(id -u)" ]; then '
+    'echo "$d is owned by uid $owner, not $(id -u)"; exit 3; fi; '
+    'case $(stat -c %A -- "$d") in ?????w????|????????w?) '
+    'echo "$d may be written by others (mode $(stat -c %a -- "$d"))"; exit 3;; esac'
+)
+#: how long the check of a host's results folder may take
+PREPARE_TIMEOUT_S = 60.0
+
 
 class FleetHost(inventory.Machine):
     """One machine of the fleet, reached over SSH, running the kit installed there."""
@@ -245,6 +259,9 @@ class _Job:
         connection = fleet.connect(host)
         self.connections.add(connection)
         try:
+            code, said = ssh.run(connection, ["sh", "-c", PRIVATE_ROOT, "sh", host.results], PREPARE_TIMEOUT_S)
+            if code != 0:
+                raise EnvironmentUnavailable(f"its results folder is refused: {last_words(said) or 'no answer'}")
             folder = f"{host.results}/{label}"
             self.say(f"{host.label}: running {experiment} into {folder}")
             argv = ["env", f"KIT_RESULTS={folder}", host.kit, "run", experiment, "--no-notebook", *self.options]

@@ -115,7 +115,7 @@ def render_figures(df: pd.DataFrame, figures_dir: str | Path | None = None) -> d
     for host, own in figures.hosts.by_host(df) if not df.empty else []:
         if figures.placement.has_placement_runs(own):
             figure = figures.placement.placement_figure(own)
-            name = figures.file_name(figures.placement.FIGURE, host)
+            name = figures.file_name(figures.placement.FIGURE, host, own)
             written[name] = figures.save(figure, name, figures_dir)
             plt.close(figure)
     return written

@@ -17,6 +17,8 @@ from typing import Any
 #: memory is compared in steps of this many MiB: the kernel's own reservations move MemTotal by a few
 #: hundred KiB between kernels and boots of one machine, never by a memory module's worth
 MEMORY_STEP_MIB = 128
+#: the facts of a host's `instance` dict that are part of its identity (`kitlib.core.instance`)
+INSTANCE_KEYS = ("instance_id", "product_uuid", "cloud_instance_id")
 #: the host id of the IBM authors' published results once imported (`kit import felter2014`): their
 #: machine is known only by what the report says of it
 FELTER2014 = "felter2014"
@@ -25,22 +27,50 @@ FELTER2014 = "felter2014"
 def identity(host: Mapping[str, Any]) -> dict[str, Any]:
     """What tells one machine from another: its machine-id together with its hardware (CPU model,
     logical CPUs, caches, memory), so machines cloned from one image (one machine-id) stay apart.
-    Without a machine-id the hostname stands in for it. A fact provenance did not record is None."""
+    Without a machine-id the hostname stands in for it. A fact provenance did not record is None.
+
+    Where the host's facts hold an instance identity (`kitlib.core.instance`: the kit's random id of
+    the machine, its DMI product UUID, its cloud instance id), it is part of the identity too and
+    memory is counted in whole GiB (`memory_gib`); facts recorded before the instance identity
+    existed give the id they always gave."""
     cpu, memory, os_facts = host.get("cpu") or {}, host.get("memory") or {}, host.get("os") or {}
     facts: dict[str, Any] = {
         "machine_id": os_facts.get("machine_id") or None,
         "cpu_model": cpu.get("model") or None,
         "logical_cpus": cpu.get("logical_cpus"),
         "caches": dict(cpu["caches"]) if cpu.get("caches") else None,
-        "memory_mib": memory_mib(memory.get("MemTotal")),
     }
+    instance = instance_facts(host)
+    if instance:
+        facts["memory_gib"] = memory_gib(memory.get("MemTotal"))
+        facts.update(instance)
+    else:
+        facts["memory_mib"] = memory_mib(memory.get("MemTotal"))
     if not facts["machine_id"]:
         facts["hostname"] = os_facts.get("hostname") or None
     return facts
 
 
+def instance_facts(host: Mapping[str, Any]) -> dict[str, Any]:
+    """The instance identity's facts the host's `instance` dict holds ({} when it holds no id)."""
+    recorded = host.get("instance") or {}
+    facts = {key: recorded.get(key) or None for key in INSTANCE_KEYS}
+    return facts if any(facts.values()) else {}
+
+
+def memory_gib(mem_total: Any) -> int | None:
+    """`MemTotal` (`24684084 kB`) as the whole GiB of memory it falls short of (24): the kernel's
+    reservations keep MemTotal below the memory installed, so rounding up finds the installed size and
+    moves only when that does, where a 128 MiB step moved with 60 MB of reservations near its edge."""
+    words = str(mem_total or "").split()
+    if not words or not words[0].isdigit():
+        return None
+    return -(-int(words[0]) // 2**20)
+
+
 def memory_mib(mem_total: Any) -> int | None:
-    """`MemTotal` as /proc/meminfo gives it (`24684084 kB`) in MiB, rounded to MEMORY_STEP_MIB."""
+    """`MemTotal` as /proc/meminfo gives it (`24684084 kB`) in MiB, rounded to MEMORY_STEP_MIB: the
+    measure of memory in the ids of hosts recorded without an instance identity."""
     words = str(mem_total or "").split()
     if not words or not words[0].isdigit():
         return None

@@ -6,7 +6,10 @@ import os
 from pathlib import Path
 from typing import Protocol
 
-from kitlib.core import parameters  # each reads the other only when called: parameters.as_path uses from_root
+from kitlib.core import (
+    owned_files,
+    parameters,
+)  # each reads the other only when called: parameters.as_path uses from_root
 from kitlib.core.errors import KitError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +46,13 @@ def notebooks_root() -> Path:
 def scratch_root() -> Path:
     """Scratch space for native data directories: /var/tmp, which is on disk where /tmp may be tmpfs."""
     return Path(os.environ.get("KIT_SCRATCH", "/var/tmp/kitlib"))
+
+
+def own_scratch_root() -> Path:
+    """`scratch_root`, made 0700 where missing and refused where another user owns it or others may
+    write it: /var/tmp is everyone's, so a folder of that name made first by another user could
+    hand them the kit's data directories."""
+    return owned_files.private_dir(scratch_root())
 
 
 def cache_root() -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kitlib import specs
-from kitlib.core import VERSION, paths
+from kitlib.core import VERSION, instance, paths
 from kitlib.core.errors import Notice
 from kitlib.core.hostid import host_id
 from kitlib.core.procs import run_bounded, tuning_left_out
@@ -104,7 +104,13 @@ def collect_identity() -> dict[str, Any]:
         "cpu": {k: cpu.get(k) for k in ("model", "logical_cpus", "caches")},
         "memory": collect_memory(),
         "os": {"machine_id": _machine_id(), "hostname": socket.gethostname()},
+        "instance": collect_instance(),
     }
+
+
+def collect_instance() -> dict[str, Any]:
+    """This machine's instance identity (`kitlib.core.instance`), what tells it from clones of its image."""
+    return instance.collect()
 
 
 @functools.cache
@@ -244,6 +250,7 @@ def collect_host() -> dict[str, Any]:
         "numa": collect_numa(),
         "memory": collect_memory(),
         "os": collect_os(),
+        "instance": collect_instance(),
         "virtualization": collect_virtualization(),
         "docker": collect_docker(),
         "kitlib": collect_kitlib(),

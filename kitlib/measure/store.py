@@ -37,6 +37,9 @@ from kitlib.results import formats, read_json
 FORMAT_VERSION = formats.FORMAT_VERSION
 
 
+#: the mode of every file atomic_write writes, set on the file itself: reading the umask means setting
+#: it, which changes it for every thread of the process while it is read
+RESULT_FILE_MODE = 0o644
 #: the prefix of atomic_write's temp files (`.<name>.<random>`): what `kit clean` removes of a killed writer
 TEMP_PREFIX = "."
 
@@ -51,7 +54,7 @@ def atomic_write(path: Path, text: str) -> None:
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
             handle.flush()
-            os.fchmod(handle.fileno(), 0o666 & ~_umask())  # mkstemp makes 0600; results are ordinary files
+            os.fchmod(handle.fileno(), RESULT_FILE_MODE)  # mkstemp makes 0600; results are for every reader
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -118,10 +121,16 @@ def has_records(unit: dict[str, Any]) -> bool:
     return isinstance(records, list) and bool(records) and all(isinstance(r, dict) for r in records)
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+def hardware_only_note(plan_host: str, here: dict[str, Any]) -> str:
+    """Why a plan naming this hardware's id without an instance identity is refused too: a clone of
+    this machine's image has that id, so the kit cannot tell whether this machine measured it."""
+    bare = {key: value for key, value in here.items() if key != "instance"}
+    if not here.get("instance") or plan_host != host_id(bare):
+        return ""
+    return (
+        f" ({plan_host} is this hardware's id without an instance identity, which every clone of this "
+        "machine's image shares: the kit cannot tell that this machine measured it)"
+    )
 
 
 def unit_key(env: str, point: dict[str, Any], repetition: int, workload: str) -> str:
@@ -169,7 +178,7 @@ class RunStore:
         a crashed run never leaves a stale lock behind."""
         self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / ".lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, RESULT_FILE_MODE)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -229,8 +238,9 @@ class RunStore:
                 )
         if plan_host != host_id(here):
             raise KitError(
-                f"{self.root}: the plan was made on host {plan_host}, this is host {host_id(here)}: "
-                "make the plan on this machine (its run_id then names this machine)"
+                f"{self.root}: the plan was made on host {plan_host}, this is host {host_id(here)}"
+                + (hardware_only_note(plan_host, here))
+                + ": make the plan on this machine (its run_id then names this machine)"
             )
 
     # -- repetitions and points added to the plan's ------------------------------------------

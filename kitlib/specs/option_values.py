@@ -141,11 +141,38 @@ def beyond_host(options: dict[str, object]) -> list[str]:
             f"at most {memory_text(total // 2**20 * 2**20)}"
         )
     if "quota" in options:
-        period = int(options.get("period", DEFAULT_PERIOD_US))  # type: ignore[call-overload]
-        most = period * len(online)
-        if int(options["quota"]) > most:  # type: ignore[call-overload]
-            reasons.append(
-                f"quota{options['quota']}: more CPU time per {period} µs period than this host's {len(online)} "
-                f"online CPU(s) have, so it never throttles; at most {most}"
-            )
+        reason = quota_never_throttles(options, online)
+        if reason:
+            reasons.append(reason)
     return reasons
+
+
+def label_cpus(options: dict[str, object], online: list[int]) -> list[int]:
+    """The CPUs a label's environment runs on: its NUMA node's (`numa`, which Docker's cpuset takes
+    over `cpus`), else its own set (`cpus`), else every online CPU."""
+    if "numa" in options:
+        try:
+            return cpu_set(numa.cpulist(int(options["numa"])))  # type: ignore[call-overload]
+        except (OSError, ValueError):
+            return online  # no such node: refused on its own
+    return cpu_set(str(options["cpus"])) if "cpus" in options else online
+
+
+def quota_never_throttles(options: dict[str, object], online: list[int]) -> str | None:
+    """Why a CPU quota never binds: at least a whole period on each CPU the label may run on (its own
+    set, not the host's) is more CPU time than those CPUs have. None when it can throttle."""
+    period = int(options.get("period", DEFAULT_PERIOD_US))  # type: ignore[call-overload]
+    own = label_cpus(options, online)
+    most = period * len(own)
+    if int(options["quota"]) < most:  # type: ignore[call-overload]
+        return None
+    if "numa" in options:
+        which = f"NUMA node {options['numa']}'s {cpu_list(own)}"
+    elif "cpus" in options:
+        which = f"the label's cpus{options['cpus']}"
+    else:
+        which = f"this host's online {cpu_list(own)}"
+    return (
+        f"quota{options['quota']}: at least all the CPU time {len(own)} CPU(s) ({which}) have in a {period} µs "
+        f"period, so it never throttles; at most {most - 1}"
+    )

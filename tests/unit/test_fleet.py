@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -160,3 +163,33 @@ def test_a_hosts_failure_reads_as_one_line_naming_a_librarys_error_by_its_type()
     assert failure_reason(EnvironmentUnavailable("kit run\nexited 1")) == "kit run exited 1"
     assert failure_reason(ValueError("banner")) == "ValueError: banner"
     assert len(failure_reason(OSError("x" * 2000))) == 600
+
+
+def _prepare(folder: Path) -> subprocess.CompletedProcess:
+    """The remote check of a host's results folder, run here by the shell a host runs it with."""
+    return subprocess.run(["sh", "-c", fleet.PRIVATE_ROOT, "sh", str(folder)], capture_output=True, text=True)
+
+
+def test_a_hosts_results_folder_is_made_0700_and_refused_when_others_may_use_it(tmp_path):
+    results = tmp_path / "var" / "tmp" / "kit-fleet"
+    old = os.umask(0)
+    try:
+        assert _prepare(results).returncode == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(results.stat().st_mode) == 0o700
+    os.chmod(results, 0o755)
+    assert _prepare(results).returncode == 0, "a folder of this user's others cannot write is used"
+    for mode in (0o775, 0o757, 0o1777):
+        os.chmod(results, mode)
+        done = _prepare(results)
+        assert done.returncode == 3 and "may be written by others" in done.stdout, (oct(mode), done.stdout)
+    os.chmod(results, 0o700)
+    if os.geteuid() == 0:
+        os.chown(results, 65534, 65534)
+        done = _prepare(results)
+        assert done.returncode == 3 and "owned by uid 65534, not 0" in done.stdout
+    results.rmdir()
+    results.symlink_to(tmp_path)
+    done = _prepare(results)
+    assert done.returncode == 3 and "not a folder" in done.stdout

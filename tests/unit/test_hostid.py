@@ -140,3 +140,68 @@ def test_a_folder_measured_on_other_hardware_is_refused_for_resume(tmp_path):
 def test_differing_caches_are_named_by_level():
     xeon = _with(EPYC, "cpu", caches={"L2": "1024K", "L3": "266240K"})
     assert hostid.differences(xeon, EPYC) == ["caches L3: '266240K' there, '32768K' here"]
+
+
+# -- the instance identity: what tells clones of one image apart ------------------------------------
+def test_facts_recorded_before_the_instance_identity_keep_their_id():
+    """Provenance of earlier runs holds no instance facts: their id is what it always was."""
+    assert hostid.host_id(EPYC) == "1caaddeafbf5"
+    assert hostid.host_id({**EPYC, "instance": {"unavailable": "read-only /var/lib"}}) == "1caaddeafbf5"
+    sample = RunStore(PROJECT_ROOT / "data" / "sample" / "cpu" / "quick-82ebf9c989").sessions()[-1]["host"]
+    assert "instance" not in sample and hostid.host_id(sample) == "21300648cfda"
+
+
+def test_clones_of_one_image_with_one_hardware_get_two_ids_by_their_instance():
+    """The case of the issue: one machine-id, one masked CPU model, MemTotal 508 kB apart."""
+    made_sample = _with(EPYC, "memory", MemTotal="24684092 kB")
+    new = _with(EPYC, "memory", MemTotal="24683584 kB")
+    assert hostid.host_id(made_sample) == hostid.host_id(new), "the hardware alone takes them for one"
+    a = {**made_sample, "instance": {"instance_id": "a" * 32, "product_uuid": None}}
+    b = {**new, "instance": {"instance_id": "b" * 32, "product_uuid": None}}
+    assert hostid.host_id(a) != hostid.host_id(b)
+    assert hostid.differences(a, b) == [f"instance_id: {'a' * 32!r} there, {'b' * 32!r} here"]
+    assert hostid.host_id(b) != hostid.host_id(new), "the instance is part of the id"
+
+
+def test_memory_near_a_128_mib_edge_no_longer_moves_the_id():
+    """MemTotal 30 MB either side of a 128 MiB step's edge (23,616 MiB) made two ids; counted in the
+    whole GiB installed (24) they make one."""
+    edge_kib = (23_552 + 64) * 1024
+    below, above = (_with(EPYC, "memory", MemTotal=f"{edge_kib + d} kB") for d in (-30_000, 30_000))
+    assert hostid.host_id(below) != hostid.host_id(above), "the old step moved"
+    instance = {"instance_id": "c" * 32}
+    assert hostid.host_id({**below, "instance": instance}) == hostid.host_id({**above, "instance": instance})
+    assert hostid.memory_gib("24683584 kB") == hostid.memory_gib("24684092 kB") == 24
+
+
+def test_records_made_here_never_carry_the_samples_id():
+    sample_ids = set(load_records(PROJECT_ROOT / "data" / "sample")["host"])
+    assert provenance.this_host_id() not in sample_ids
+    here = provenance.collect_host()
+    assert hostid.instance_facts(here)["instance_id"], "this machine's id holds its instance identity"
+    assert hostid.host_id(here) == provenance.this_host_id()
+
+
+def test_a_folder_made_on_a_clone_with_this_hardware_is_refused(tmp_path):
+    """A clone's run folder: this machine's hardware and machine-id, no instance identity (as the
+    sample's), its plan naming the id that hardware alone gives."""
+    here = provenance.collect_identity()
+    clone = {key: value for key, value in here.items() if key != "instance"}
+    plan = kitlib.plan("redis", environments=["native"], peer="netns").model_dump(mode="json")
+    store = _measured_elsewhere(tmp_path, clone)
+    with pytest.raises(KitError, match="without an instance identity, which every clone") as refused:
+        store.write_plan(plan | {"host": hostid.host_id(clone)})
+    assert f"this is host {provenance.this_host_id()}" in str(refused.value)
+    assert not (store.root / "plan.json").exists()
+
+
+def test_the_samples_own_folder_is_not_resumed_here(tmp_path):
+    import json
+    import shutil
+
+    source = PROJECT_ROOT / "data" / "sample" / "net" / "quick-5b8c9527da"
+    copy = tmp_path / "net" / source.name
+    shutil.copytree(source, copy)
+    plan = json.loads((copy / "plan.json").read_text())["plan"]
+    with pytest.raises(KitError, match="another machine|the plan was made on host 21300648cfda"):
+        RunStore(copy).write_plan(plan)

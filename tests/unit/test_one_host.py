@@ -58,11 +58,15 @@ def test_every_figure_file_names_exactly_one_host_and_what_its_error_bars_are(tw
     records, other = two_hosts
     known = set(records["host"].astype(str))
     written = analysis.render_figures(records, tmp_path)
-    assert any(name.endswith(other) for name in written)
+    assert any(f"-{other}-" in name for name in written)
     for experiment in sorted(records["experiment"].unique()):
         for name, fig in figures.draw(records, experiment).items():
             named = _host_ids(_texts(fig), known)
-            assert len(named) == 1 and name.endswith("-" + named.pop()), name
+            assert len(named) == 1, name
+            host = named.pop()
+            assert f"-{host}-" in name, name
+            own = records[(records["experiment"] == experiment) & (records["host"] == host)]
+            assert name.endswith("-" + figures.runs_tag(own)), "and the runs it draws"
             assert "error bars" in fig._suptitle.get_text(), name
             plt.close(fig)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for f in written.values() for p in f)
@@ -75,7 +79,8 @@ def test_no_bar_of_the_network_figure_averages_two_hosts(two_hosts):
     net = records[records["experiment"] == "net"]
     main = net[net["source"].str.endswith(RUN)]["host"].iloc[0]
     for host in (main, other):
-        fig = figures.draw(net, "net")[figures.file_name("net-fig2-3-throughput-cpu-rtt", host)]
+        name = figures.file_name("net-fig2-3-throughput-cpu-rtt", host, net[net["host"] == host])
+        fig = figures.draw(net, "net")[name]
         own = net[(net["host"] == host) & (net["workload"] == "rr") & (net["metric"] == "rtt_mean")]
         means = own.groupby(["env", "protocol"])["value"].mean()
         heights = sorted(round(p.get_height(), 6) for p in fig.axes[2].patches)
@@ -224,3 +229,19 @@ def test_tables_of_a_sweep_keep_hosts_apart(two_hosts):
     assert redis.groupby(["host", "env", "clients"]).size().max() == 1 and redis["host"].nunique() == 1
     net = analysis.sweep_table(records, "net", ["rtt_mean"])
     assert net["host"].nunique() == 2 and net.groupby(["host", "env"]).size().max() <= 2  # tcp, udp
+
+
+def test_a_figure_is_named_by_its_host_and_the_runs_it_draws(two_hosts):
+    """The sample's network figure and the copy's are two files, each naming its run."""
+    records, other = two_hosts
+    net = records[records["experiment"] == "net"]
+    names = [n for n in figures.draw(net, "net") if n.startswith("net-fig2-3-throughput-cpu-rtt-")]
+    copy = net[net["host"] == other]
+    assert set(copy["run_id"]) == {copy["run_id"].iloc[0]}, "the copy is one run"
+    assert f"net-fig2-3-throughput-cpu-rtt-{other}-{copy['run_id'].iloc[0]}" in names
+    main = net[net["host"] == MAIN_HOST]
+    runs = sorted(set(main["run_id"]))
+    tag = figures.runs_tag(main)
+    assert tag == runs[0] if len(runs) == 1 else re.fullmatch(rf"{len(runs)}-runs-[0-9a-f]{{8}}", tag), tag
+    assert f"net-fig2-3-throughput-cpu-rtt-{MAIN_HOST}-{tag}" in names and len(names) == 2
+    assert figures.file_name("x", "h") == "x-h", "records that name no run: the host alone"

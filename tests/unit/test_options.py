@@ -117,14 +117,30 @@ def test_options_beyond_this_host_are_refused(tmp_path):
     refused(tmp_path, f"{DOCKER}+mem{gib}g", f"mem{gib}g", "more than this host's")
     most = 10_000 * len(online)
     stderr = refused(tmp_path, f"{DOCKER}+period10000+quota{most + 1}", f"quota{most + 1}", "never throttles")
-    assert f"at most {most}" in stderr
+    assert f"at most {most - 1}" in stderr
     # Docker's default period (100 ms) bounds a quota given alone
     refused(tmp_path, f"{DOCKER}+quota{100_000 * len(online) + 1}", "never throttles")
 
 
+def test_a_quota_of_every_cpus_whole_period_is_refused_as_it_never_throttles(tmp_path):
+    """A quota equal to period × CPUs gives each CPU all its time: `≥`, not `>`."""
+    online = option_values.online_cpus()
+    whole = 100_000 * len(online)
+    refused(tmp_path, f"{DOCKER}+quota{whole}", f"quota{whole}", "never throttles", f"at most {whole - 1}")
+    refused(tmp_path, f"{DOCKER}+period1000+quota{1000 * len(online)}", "never throttles")
+    assert kitlib.plan("latency", environments=[f"{DOCKER}+quota{whole - 1}"])
+
+
+def test_a_quota_is_held_to_the_labels_own_cpus_not_the_hosts(tmp_path):
+    """cpus0 is one CPU: 150 ms per 100 ms period never binds there, whatever the host has."""
+    stderr = refused(tmp_path, f"{DOCKER}+cpus0+quota150000", "quota150000", "1 CPU(s) (the label's cpus0)")
+    assert "never throttles; at most 99999" in stderr
+    assert kitlib.plan("latency", environments=[f"{DOCKER}+cpus0+quota50000"])
+
+
 def test_options_within_this_host_pass_the_plan():
     online = option_values.online_cpus()
-    label = f"{DOCKER}+cpus{option_values.cpu_list(online)}+period10000+quota{10_000 * len(online)}"
+    label = f"{DOCKER}+cpus{option_values.cpu_list(online)}+period10000+quota{10_000 * len(online) - 1}"
     assert kitlib.plan("latency", environments=[label]).environments == (label,)
 
 
@@ -152,3 +168,11 @@ def test_memory_is_written_in_its_largest_whole_unit():
         "6m",
         "2g",
     ]
+
+
+def test_a_quota_is_held_to_a_numa_nodes_cpus():
+    node = option_values.numa.nodes()[0]
+    own = option_values.cpu_set(option_values.numa.cpulist(node))
+    reasons = option_values.beyond_host({"numa": node, "quota": 100_000 * len(own)})
+    assert reasons and f"NUMA node {node}'s {option_values.cpu_list(own)}" in reasons[0]
+    assert option_values.beyond_host({"numa": node, "quota": 100_000 * len(own) - 1}) == []

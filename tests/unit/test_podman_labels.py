@@ -3,7 +3,7 @@ small parsers the environment relies on (versions, limits, subordinate ids, help
 
 from __future__ import annotations
 
-import struct
+import os
 
 import pytest
 
@@ -143,12 +143,31 @@ def test_subordinate_ids_go_above_every_range_given():
     assert not ps.has_subids("kitbench:300000:1000", "kitbench", 1001)
 
 
-def test_the_tun_acl_grants_only_that_user():
-    acl = ps.acl_entries(1001)
-    assert struct.unpack_from("<I", acl) == (2,)
-    entries = [struct.unpack_from("<HHI", acl, 4 + 8 * i) for i in range((len(acl) - 4) // 8)]
-    assert (0x02, 6, 1001) in entries and (0x20, 0, 0xFFFFFFFF) in entries
-    assert [tag for tag, _, _ in entries] == sorted(tag for tag, _, _ in entries), "the kernel wants them in order"
+def _acl(path) -> list[tuple[int, int, int]]:
+    return ps.parse_acl(os.getxattr(path, ps.ACL_XATTR))
+
+
+def test_the_tun_acl_adds_that_user_and_keeps_every_entry_there(tmp_path):
+    """On a real file: the group's access and another user's entry stay; the mask covers the new one."""
+    device = tmp_path / "tun"
+    device.touch()
+    os.chmod(device, 0o640)
+    ps.grant_tun(1001, str(device))  # no ACL yet: the one the mode means, with the user added
+    assert _acl(device) == [
+        (1, 6, ps.ACL_UNDEFINED_ID),
+        (2, 6, 1001),
+        (4, 4, ps.ACL_UNDEFINED_ID),
+        (0x10, 6, ps.ACL_UNDEFINED_ID),
+        (0x20, 0, ps.ACL_UNDEFINED_ID),
+    ]
+    ps.grant_tun(1002, str(device))
+    entries = _acl(device)
+    assert (2, 6, 1001) in entries and (2, 6, 1002) in entries, "the first user's entry is kept"
+    assert (4, 4, ps.ACL_UNDEFINED_ID) in entries, "the group keeps its read access"
+    assert [(t, q) for t, _, q in entries] == sorted((t, q) for t, _, q in entries), "the kernel's order"
+    before = os.getxattr(device, ps.ACL_XATTR)
+    ps.grant_tun(1002, str(device))
+    assert os.getxattr(device, ps.ACL_XATTR) == before, "a user granted already is left as is"
 
 
 def test_limits_are_read_from_proc():

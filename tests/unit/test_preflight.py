@@ -105,3 +105,25 @@ def test_kit_check_prints_every_item_and_a_bad_rule_is_one_message():
     assert bad.returncode == 2 and "max_steal_pct" in bad.stderr and "Traceback" not in bad.stderr
     not_json = kit("run", "net", "--env", "native", "--dry-run", "--interference", "steal=1")
     assert not_json.returncode == 2 and "--interference" in not_json.stderr
+
+
+def test_the_check_says_what_the_host_id_is_made_of():
+    """The sample's host (no instance identity), this machine (the kit's id, no DMI) and a machine with
+    a DMI product UUID: each line names the id and its parts."""
+    import json
+
+    from kitlib.core import hostid
+    from kitlib.core.paths import PROJECT_ROOT
+    from kitlib.measure import provenance
+
+    sample = json.loads((PROJECT_ROOT / "data/sample/cpu/quick-82ebf9c989/provenance.json").read_text())
+    old = preflight.host_identity(sample["sessions"][-1]["host"])
+    assert old.status == preflight.WARN and old.state.startswith("21300648cfda from machine-id 3d1219c7…")
+    assert "24064 MiB; no instance identity" in old.state and "cloned" in old.change
+    here = provenance.collect_identity()
+    item = preflight.host_identity(here)
+    assert item.state.startswith(f"{provenance.this_host_id()} from ") and "the kit's instance id" in item.state
+    assert f"{hostid.identity(here)['memory_gib']} GiB" in item.state
+    dmi = {**here, "instance": {**here["instance"], "product_uuid": "4c4c4544-0000-1000-8000-b2c04f4e3232"}}
+    assert preflight.host_identity(dmi).status == preflight.OK
+    assert "DMI product UUID 4c4c4544-0000-1000-8000-b2c04f4e3232" in preflight.host_identity(dmi).state

@@ -44,7 +44,7 @@ def test_the_sample_draws_every_declared_figure_of_the_experiments_it_holds():
         drawn = figures.draw(records, name)
         part = records[records["experiment"] == name]
         wanted = [
-            figures.file_name(s.name, host)
+            figures.file_name(s.name, host, own)
             for host, own in part.groupby("host")
             for s in specs.schema(name).figures
             if s.drawable(own)

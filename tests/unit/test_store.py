@@ -13,7 +13,7 @@ from kitlib import progress
 from kitlib.core.errors import KitError, RecordError
 from kitlib.core.records import Measurement, Record, place
 from kitlib.measure import cleanup
-from kitlib.measure.store import FORMAT_VERSION, TEMP_GRACE_S, RunStore, _umask, atomic_write, unit_key
+from kitlib.measure.store import FORMAT_VERSION, RESULT_FILE_MODE, TEMP_GRACE_S, RunStore, atomic_write, unit_key
 from kitlib.results import load_records
 
 
@@ -118,7 +118,20 @@ def test_a_commit_is_fsynced_file_then_folder(tmp_path, monkeypatch):
     atomic_write(target, "{}")
     assert synced[0].startswith(str(target.parent / ".k.json.")), "the data before the rename"
     assert synced[1:] == [str(target.parent), str(target.parent.parent), str(tmp_path)], synced
-    assert target.read_text() == "{}" and oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    assert target.read_text() == "{}" and oct(target.stat().st_mode & 0o777) == oct(RESULT_FILE_MODE)
+
+
+def test_a_written_file_has_its_mode_whatever_the_umask_and_the_umask_is_left_alone(tmp_path):
+    """The mode is set on the file: the process umask, shared by every thread, is never changed."""
+    old = os.umask(0o077)
+    try:
+        atomic_write(tmp_path / "a.json", "{}")
+        assert os.umask(0o027) == 0o077, "atomic_write left the umask as it was"
+        atomic_write(tmp_path / "b.json", "{}")
+        assert os.umask(0o077) == 0o027
+    finally:
+        os.umask(old)
+    assert {oct(p.stat().st_mode & 0o777) for p in tmp_path.iterdir()} == {oct(0o644)}
 
 
 def test_kit_clean_removes_a_killed_writers_temp_files_only(tmp_path, monkeypatch):

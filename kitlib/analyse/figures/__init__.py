@@ -2,10 +2,12 @@
 (`style`: colours per environment, error bars named on every figure, emulation dashed); `save`
 writes PNG and PDF. Which figures an experiment makes, and from which workloads' records, is
 declared by its schema (`kitlib.core.schema.FigureSpec`): `draw` and `render` read it from there and draw
-each host's records apart (`hosts`), one file per figure and host: `<figure>-<host>`."""
+each host's records apart (`hosts`), one file per figure and host, named by the runs drawn:
+`<figure>-<host>-<run>` (a committed sample's figures never share a name with a new run's)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from pathlib import Path
 
@@ -46,9 +48,22 @@ __all__ = [
 ]
 
 
-def file_name(figure: str, host: str) -> str:
-    """A figure's file name for one host's records: `redis-fig8-9-throughput-latency-4a995c87670d`."""
-    return f"{figure}-{host}"
+def file_name(figure: str, host: str, records: pd.DataFrame | None = None) -> str:
+    """A figure's file name for one host's records and the runs they come from:
+    `redis-fig8-9-throughput-latency-4a995c87670d-quick-d9efc6329a` (`runs_tag`)."""
+    tag = runs_tag(records)
+    return f"{figure}-{host}-{tag}" if tag else f"{figure}-{host}"
+
+
+def runs_tag(records: pd.DataFrame | None) -> str:
+    """The runs records come from, short: the run id of one run, `3-runs-<8 hex of their ids>` of
+    several; empty where the records name no run."""
+    if records is None or "run_id" not in records.columns:
+        return ""
+    runs = sorted({str(r) for r in records["run_id"].dropna()})
+    if len(runs) <= 1:
+        return runs[0] if runs else ""
+    return f"{len(runs)}-runs-" + hashlib.sha256("\n".join(runs).encode()).hexdigest()[:8]
 
 
 def draw(records: pd.DataFrame, experiment: str, workload: str | None = None) -> dict[str, object]:
@@ -64,7 +79,7 @@ def draw(records: pd.DataFrame, experiment: str, workload: str | None = None) ->
                 figure = getattr(importlib.import_module(f"kitlib.analyse.figures.{module}"), function)
                 made = figure(own)
                 if made is not None:  # the records hold nothing this figure draws (e.g. no scale-out)
-                    drawn[file_name(spec.name, host)] = made
+                    drawn[file_name(spec.name, host, own)] = made
     return drawn
 
 

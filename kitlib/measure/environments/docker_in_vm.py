@@ -39,9 +39,7 @@ TUNNEL_TIMEOUT_S = 30
 
 
 def _scratch() -> Path:
-    root = paths.scratch_root()
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    return paths.own_scratch_root()
 
 
 class DockerInVmEnvironment(Environment):

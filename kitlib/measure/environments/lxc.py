@@ -67,8 +67,7 @@ class LxcEnvironment(Environment):
         if self.client is None:
             self.client = docker_client()
         self.tree = ensure_system_tree(self.client, self.image)
-        root = paths.scratch_root()
-        root.mkdir(parents=True, exist_ok=True)
+        root = paths.own_scratch_root()
         self.local_dir = Path(tempfile.mkdtemp(prefix=f"{self.run_label}-lxc-", dir=root))
         (self.local_dir / "shared" / "data").mkdir(parents=True)
         (self.local_dir / self.name / "upper").mkdir(parents=True)

@@ -45,8 +45,7 @@ class NativeEnvironment(Environment):
         self._workdir: Path | None = None
 
     def start(self) -> None:
-        root = paths.scratch_root()
-        root.mkdir(parents=True, exist_ok=True)
+        root = paths.own_scratch_root()
         self._workdir = Path(tempfile.mkdtemp(prefix=f"{self.run_label}-native-", dir=root))
         (self._workdir / "data").mkdir()
 

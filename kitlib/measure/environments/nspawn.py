@@ -93,8 +93,7 @@ class NspawnEnvironment(Environment):
         if self.client is None:
             self.client = docker_client()
         self.tree = ensure_system_tree(self.client, self.image)
-        root = paths.scratch_root()
-        root.mkdir(parents=True, exist_ok=True)
+        root = paths.own_scratch_root()
         self.local_dir = Path(tempfile.mkdtemp(prefix=f"{self.name}-", dir=root))
         for part in ("shared/data", "upper", "work", "root"):
             (self.local_dir / part).mkdir(parents=True)

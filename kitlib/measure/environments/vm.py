@@ -95,8 +95,7 @@ class VmEnvironment(Environment):
             verdict = kvm_verdict(self.guest.kernel)
             if not verdict.usable:
                 raise EnvironmentUnavailable(f"{self.label}: KVM is not usable here: {verdict.reason}")
-        root = paths.scratch_root()
-        root.mkdir(parents=True, exist_ok=True)
+        root = paths.own_scratch_root()
         self.local_dir = Path(tempfile.mkdtemp(prefix=f"{self.run_label}-vm-", dir=root))
         self.network = TapNetwork(self.run_label)
         self.network.start()

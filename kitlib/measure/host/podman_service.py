@@ -186,31 +186,59 @@ def _storage_config(identity: Identity) -> None:
         os.chown(path, identity.uid, identity.gid)
 
 
-def acl_entries(uid: int) -> bytes:
-    """A POSIX access ACL (the kernel's xattr format): owner rw, `uid` rw, group and others nothing."""
-    undefined = 0xFFFFFFFF
-    entries = [(0x01, 6, undefined), (0x02, 6, uid), (0x04, 0, undefined), (0x10, 6, undefined), (0x20, 0, undefined)]
-    return struct.pack("<I", 2) + b"".join(
-        struct.pack("<HHI", tag, perm, qualifier) for tag, perm, qualifier in entries
-    )
+#: POSIX ACL entry tags (the kernel's xattr format, <linux/posix_acl_xattr.h>)
+ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+ACL_UNDEFINED_ID = 0xFFFFFFFF
+ACL_XATTR = "system.posix_acl_access"
+AclEntry = tuple[int, int, int]  # tag, permission bits (rwx), qualifier (uid or gid)
 
 
-def grant_tun(uid: int) -> None:
+def parse_acl(blob: bytes) -> list[AclEntry]:
+    """The entries of an access ACL as the kernel stores it (version 2, then 8 bytes an entry)."""
+    if len(blob) < 4 or struct.unpack_from("<I", blob)[0] != 2:
+        return []
+    return [struct.unpack_from("<HHI", blob, 4 + 8 * i) for i in range((len(blob) - 4) // 8)]
+
+
+def acl_with_user(current: bytes, mode: int, uid: int, perm: int = 6) -> bytes:
+    """The ACL `current` (or, where the file has none, the one its `mode` means) with `uid` given `perm`,
+    every other entry kept, and the mask recomputed over the group class, as `setfacl -m u:uid:rw`
+    adds an entry: the owner, group and other users keep the access they had."""
+    entries = parse_acl(current) or [
+        (ACL_USER_OBJ, (mode >> 6) & 7, ACL_UNDEFINED_ID),
+        (ACL_GROUP_OBJ, (mode >> 3) & 7, ACL_UNDEFINED_ID),
+        (ACL_OTHER, mode & 7, ACL_UNDEFINED_ID),
+    ]
+    kept = [e for e in entries if e[0] != ACL_MASK and not (e[0] == ACL_USER and e[2] == uid)]
+    kept.append((ACL_USER, perm, uid))
+    mask = 0
+    for tag, bits, _ in kept:
+        if tag in (ACL_USER, ACL_GROUP_OBJ, ACL_GROUP):
+            mask |= bits
+    kept.append((ACL_MASK, mask, ACL_UNDEFINED_ID))
+    kept.sort(key=lambda e: (e[0], e[2]))  # the kernel takes the entries in this order only
+    return struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in kept)
+
+
+def grant_tun(uid: int, path: str = TUN) -> None:
     """Let the rootless user open /dev/net/tun (slirp4netns' tap) where it is root's alone (mode 600
-    without udev): an ACL entry for that user, not the whole world."""
-    if not os.path.exists(TUN) or os.stat(TUN).st_mode & 0o006 == 0o006:
+    without udev): an ACL entry for that user added to the device's ACL (never one that replaces it),
+    not the whole world."""
+    if not os.path.exists(path) or os.stat(path).st_mode & 0o006 == 0o006:
         return
     try:
-        current = os.getxattr(TUN, "system.posix_acl_access")
+        current = os.getxattr(path, ACL_XATTR)
     except OSError:
         current = b""
-    if struct.pack("<HHI", 0x02, 6, uid) in current:
+    entries = parse_acl(current)
+    mask = next((bits for tag, bits, _ in entries if tag == ACL_MASK), 7)
+    if any(e[0] == ACL_USER and e[2] == uid and e[1] & mask & 6 == 6 for e in entries):
         return
     try:
-        os.setxattr(TUN, "system.posix_acl_access", acl_entries(uid))
+        os.setxattr(path, ACL_XATTR, acl_with_user(current, os.stat(path).st_mode, uid))
     except OSError as exc:
         raise EnvironmentUnavailable(
-            f"{TUN} is closed to {ROOTLESS_USER} and takes no ACL ({exc}): chmod 0666 {TUN}"
+            f"{path} is closed to {ROOTLESS_USER} and takes no ACL ({exc}): chmod 0666 {path}"
         ) from exc
 
 

@@ -3,8 +3,8 @@
 One line per item, each with its state and, where it is not as a benchmark wants it, what to change:
 the CPU governor and boost, SMT siblings of the CPUs the kit pins the system under test to, steal
 time and the load of other processes over a short sample, free memory, and whether this host is a
-VM guest or itself a container. Everything is read from /proc and /sys (under `root`, so a test can
-point it at captured files); nothing is changed.
+VM guest or itself a container, and what its host id is made of. Everything is read from /proc and
+/sys (under `root`, so a test can point it at captured files); nothing is changed.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from kitlib.core import interference
+from kitlib.core import hostid, instance, interference
 from kitlib.core.errors import ParseError
-from kitlib.measure import cpus
+from kitlib.measure import cpus, provenance
 
 OK, WARN, INFO = "ok", "warn", "info"
 #: below this much available memory a VM guest or a STREAM array may push the host into swapping
@@ -165,6 +165,40 @@ def container(root: Path) -> Item:
     )
 
 
+def host_identity(host: dict) -> Item:
+    """What this host's id is made of: a new machine must not take the id of another's records."""
+    facts = hostid.identity(host)
+    caches = " ".join(f"{level} {size}" for level, size in (facts.get("caches") or {}).items()) or "none recorded"
+    base = [
+        f"machine-id {str(facts['machine_id'])[:8]}…"
+        if facts.get("machine_id")
+        else f"hostname {facts.get('hostname')}",
+        f"CPU {facts.get('cpu_model')}",
+        f"{facts.get('logical_cpus')} CPUs",
+        f"caches {caches}",
+        f"{facts['memory_gib']} GiB" if "memory_gib" in facts else f"{facts.get('memory_mib')} MiB",
+    ]
+    state = f"{hostid.host_id(host)} from " + ", ".join(base) + "; " + instance.describe(host.get("instance"))
+    recorded = host.get("instance") or {}
+    if not hostid.instance_facts(host):
+        return Item(
+            "host id",
+            WARN,
+            state,
+            "machines cloned from this image get this id too: let the kit write its instance id "
+            f"({instance.SYSTEM_FILE} as root, or under $XDG_STATE_HOME/kitlib)",
+        )
+    if recorded.get("product_uuid") or recorded.get("cloud_instance_id"):
+        return Item("host id", OK, state)
+    return Item(
+        "host id",
+        INFO,
+        state,
+        f"no DMI or cloud id here: an image cloned from this machine carries {recorded.get('file')}; "
+        "remove that file in the clone before its first run",
+    )
+
+
 def load(seconds: float = 1.0) -> list[Item]:
     """Steal and other processes' CPU over `seconds` of this host (the check's own process excluded),
     judged by the default interference rule, with the busiest of them named."""
@@ -226,6 +260,7 @@ def check(root: Path = Path("/"), seconds: float = 1.0) -> list[Item]:
         memory(root),
         vm_guest(root),
         container(root),
+        host_identity(provenance.collect_identity()),
     ]
 
 
