@@ -39,6 +39,15 @@ NOT_TOOL_OUTPUT_FILES = "records-*.csv"
 FAILED_RUNS = ("*refused*", "*exited*", "*failed*")
 
 
+def asked(tool: str, full: list[Measurement] | None) -> dict[str, object]:
+    """What the kit's caller passes a parser beside the text, from what it asked the tool to run (known
+    here from the full output): redis-benchmark's tests, since a CSV has no closing line and only the
+    plan knows a row is missing."""
+    if tool == "redis-benchmark" and full:
+        return {"ops": tuple(dict.fromkeys(m.dims["op"] for m in full))}
+    return {}
+
+
 def failed_run(path: Path) -> bool:
     return any(fnmatch.fnmatch(path.name, pattern) for pattern in FAILED_RUNS)
 

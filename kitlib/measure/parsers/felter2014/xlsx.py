@@ -9,15 +9,15 @@ cells are missing, never zero.
 from __future__ import annotations
 
 import io
-import re
 import xml.etree.ElementTree as ET
 import zipfile
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
 
 NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
-_REF = re.compile(r"^([A-Z]+)(\d+)$")
+_REF = numbers.pattern(r"^([A-Z]+)(\d+)$")
 
 
 def cells(data: bytes, tool: str, source: str) -> dict[tuple[int, str], str]:
