@@ -66,7 +66,7 @@ def real_outputs(root: Path = DATA) -> dict[str, list[Path]]:
 
 # -- values that stand in the input -------------------------------------------------------------
 
-_TOKEN = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_TOKEN = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", re.ASCII)
 #: unit conversions a parser makes by a power of ten (ms -> µs, Mbps -> Gbps, bytes -> MB, ns -> µs)
 SCALES = (1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6, 1e9)
 

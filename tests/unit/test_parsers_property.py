@@ -33,7 +33,9 @@ PROPERTY = settings(
 #: how far from its end an output is cut at every character
 TAIL = 400
 #: what random edits insert: the strings a strict reader must refuse, and the ones that look right
+#: (another script's digit too: `oracle.tokens` reads ASCII digits only, so no value read from one is held)
 INSERTS = ["nan", "NaN", "inf", "-", "-1", ".", "1e999", "0", "7", "\n", " ", ",", "=", "1_0", "\r", '"', "\x00", "é"]
+INSERTS += ["٣", "１"]
 
 
 def attempt(tool: str, text: str, source: str = "property", **asked: object) -> list[Measurement] | None:

@@ -90,10 +90,8 @@ def parse(text: str, source: str, ops: Sequence[str] | None = None) -> list[Meas
     elif _QUIET.search(text):
         found = [m for op, rps, p50 in _QUIET.findall(text) for m in _quiet_measurements(op, rps, p50, source)]
     else:
-        failure = next((line for line in text.splitlines() if any(f in line for f in _FAILURES)), None)
-        raise ParseError(
-            TOOL, source, f"the run failed: {failure.strip()}" if failure else "no CSV header and no summary line"
-        )
+        failure = _failure(text)
+        raise ParseError(TOOL, source, f"the run failed: {failure}" if failure else "no CSV header and no summary line")
     tests = [m.dims["op"] for m in found if m.metric == "throughput"]
     twice = sorted({op for op in tests if tests.count(op) > 1})
     if twice:
@@ -112,8 +110,15 @@ def _complete(text: str, source: str) -> str:
     done = lines.finished(text)
     rest = text[len(done) :].strip()
     if rest:
-        raise ParseError(TOOL, source, f"the output ends inside a line ({rest[-60:]!r}): the run was cut")
+        failure = _failure(text)
+        cut = f"the output ends inside a line ({rest[-60:]!r}): the run was cut"
+        raise ParseError(TOOL, source, f"the run failed: {failure}" if failure else cut)
     return done
+
+
+def _failure(text: str) -> str | None:
+    """The line in which redis-benchmark says it could not run, if any."""
+    return next((line.strip() for line in text.splitlines() if any(f in line for f in _FAILURES)), None)
 
 
 def _parse_report(text: str, source: str) -> list[Measurement]:
