@@ -26,7 +26,7 @@ IRQ = Path("/proc/irq")
 def interface_with(address: str) -> str:
     """The local interface holding `address` (the side of the link the peer sends to)."""
     done = commands.run(["ip", "-o", "addr", "show", "to", address], timeout=10)
-    match = re.match(r"\d+:\s+(\S+)", done.output) if done.ok else None
+    match = re.match(r"[0-9]+:\s+(\S+)", done.output) if done.ok else None
     if not match:
         raise EnvironmentUnavailable(f"interrupt pinning: no local interface holds {address}")
     return match.group(1).split("@")[0]

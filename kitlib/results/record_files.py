@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from kitlib.core import hostid
+from kitlib.core.ascii_numbers import is_count, is_decimal
 from kitlib.core.errors import Notice, RecordError
 from kitlib.core.records import CORE_COLUMNS
 
@@ -48,8 +49,8 @@ def read_records_csv(path: Path) -> pd.DataFrame:
 
 def check_rows(path: Path) -> None:
     """Refuse the file at its first bad row, naming file and line: a header without the core columns,
-    a row with more or fewer fields than the header, a value that is not a finite number, an empty
-    core column, a repetition that is not a whole number."""
+    a row with more or fewer fields than the header, a value that is not a finite number of ASCII
+    digits (`1_000`, `٣٣`), an empty core column, a repetition that is not a whole number."""
     try:
         with open(path, newline="", encoding="utf-8") as handle:
             reader = csv.reader(handle)
@@ -72,17 +73,18 @@ def _check_row(row: list[str], width: int, where: dict[str, int], place: str) ->
     if len(row) != width:
         raise RecordError(f"{place}: {len(row)} field(s), the header has {width}")
     text = row[where["value"]].strip()
-    try:
-        value = float(text)
-    except ValueError:
-        raise RecordError(f"{place}: the value {text!r} is not a number") from None
-    if not math.isfinite(value):
+    if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise RecordError(f"{place}: the value {text!r} is not a finite number")
+    if not is_decimal(text):
+        # float() would take `1_000` and `٣٣`, which pandas then reads as text: the kit writes neither
+        raise RecordError(f"{place}: the value {text!r} is not a number of ASCII digits")
+    if not math.isfinite(float(text)):
         raise RecordError(f"{place}: the value {text!r} is not a finite number")
     for name in TEXT_COLUMNS:
         if name in where and not row[where[name]].strip():
             raise RecordError(f"{place}: no {name}")
     repetition = row[where["repetition"]].strip() if "repetition" in where else "0"
-    if not repetition.isdigit():
+    if not is_count(repetition):
         raise RecordError(f"{place}: the repetition {repetition!r} is not a whole number")
 
 

@@ -33,14 +33,16 @@ PROPERTY = settings(
 #: how far from its end an output is cut at every character
 TAIL = 400
 #: what random edits insert: the strings a strict reader must refuse, and the ones that look right
+#: (another script's digit too: `oracle.tokens` reads ASCII digits only, so no value read from one is held)
 INSERTS = ["nan", "NaN", "inf", "-", "-1", ".", "1e999", "0", "7", "\n", " ", ",", "=", "1_0", "\r", '"', "\x00", "é"]
+INSERTS += ["٣", "１"]
 
 
-def attempt(tool: str, text: str, source: str = "property") -> list[Measurement] | None:
+def attempt(tool: str, text: str, source: str = "property", **asked: object) -> list[Measurement] | None:
     """The parser's records, or None when it refused with the kit's error naming the input; anything
-    else (a traceback) fails."""
+    else (a traceback) fails. `asked`: what the caller passes beside the text (`oracle.asked`)."""
     try:
-        return parsers.get(tool)(text, source)
+        return parsers.get(tool)(text, source, **asked)
     except KitError as exc:
         assert f"cannot parse {source}" in str(exc), f"{tool}: an error that does not name the input: {exc}"
         return None
@@ -102,10 +104,11 @@ def test_empty_input_is_refused(tool):
 def test_a_cut_output_raises_or_gives_exactly_the_full_records(tool, path):
     text = path.read_text()
     full = attempt(tool, text)
+    asked = oracle.asked(tool, full)
     cuts = set(range(max(0, len(text) - TAIL), len(text)))
     cuts |= {i + 1 for i, char in enumerate(text) if char == "\n"} - {len(text)}
     for cut in sorted(cuts):
-        found = attempt(tool, text[:cut])
+        found = attempt(tool, text[:cut], **asked)
         if found is not None:
             assert found == full, (
                 f"{path.name} cut at {cut} of {len(text)} ({text[max(0, cut - 30) : cut]!r}): records differ"
@@ -165,3 +168,45 @@ def test_an_edited_output_is_refused_or_held(tool, path, data):
     found = attempt(tool, text)
     if found is not None:
         assert_held(tool, text, found)
+
+
+#: digits of other scripts, each the same value as its ASCII digit: Python's `\d`, `int()` and `float()`
+#: read all of them (Arabic-Indic, Extended Arabic-Indic, Devanagari, Bengali, Fullwidth)
+UNICODE_ZEROS = ("\u0660", "\u06f0", "\u0966", "\u09e6", "\uff10")
+#: examples per parser of `test_a_cut_a_doubled_line_or_a_foreign_digit_gives_the_full_values_or_is_refused`
+DAMAGES = settings(PROPERTY, max_examples=30)
+
+
+@st.composite
+def damaged(draw, text: str) -> str:
+    """`text` cut anywhere, with one line given twice, or with one digit of a number written in another
+    script's digit of the same value."""
+    kind = draw(st.sampled_from(["cut", "double", "digit"]))
+    if kind == "cut":
+        return text[: draw(st.integers(0, max(0, len(text) - 1)))]
+    if kind == "double":
+        rows = text.splitlines(keepends=True)
+        at = draw(st.integers(0, len(rows) - 1))
+        return "".join(rows[:at] + [rows[at]] + rows[at:])
+    digits = [i for token in oracle._TOKEN.finditer(text) for i in range(*token.span()) if text[i].isdigit()]
+    if not digits:
+        return text[:-1]
+    at = draw(st.sampled_from(digits))
+    zero = draw(st.sampled_from(UNICODE_ZEROS))
+    return text[:at] + chr(ord(zero) + int(text[at])) + text[at + 1 :]
+
+
+@pytest.mark.parametrize("tool", sorted(OUTPUTS))
+@DAMAGES
+@given(data=st.data())
+def test_a_cut_a_doubled_line_or_a_foreign_digit_gives_the_full_values_or_is_refused(tool, data):
+    """The parsers' contract on their real outputs: damaged so, an output is either read as the whole
+    file is (a line no parser reads may be given twice) or refused with ParseError; never a record lost,
+    doubled or read from a digit no tool prints."""
+    path = data.draw(st.sampled_from(OUTPUTS[tool]))
+    text = path.read_text()
+    full = attempt(tool, text)
+    broken = data.draw(damaged(text))
+    found = attempt(tool, broken, **oracle.asked(tool, full))
+    if found is not None:
+        assert found == full, f"{path.name}: {broken[-80:]!r} read otherwise than the full file"

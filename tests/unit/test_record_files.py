@@ -60,6 +60,21 @@ def test_the_same_run_and_unit_with_two_values_is_refused(tmp_path):
         load_records(SAMPLE, tmp_path / "copy")
 
 
+@pytest.mark.parametrize("written", ["1_000", "٣٣"])
+def test_a_value_of_underscored_or_unicode_digits_in_a_real_run_is_refused_naming_its_line(tmp_path, capsys, written):
+    """float() reads both (as 1000 and 33) and pandas keeps them as text, which a claim then fails on."""
+    copy = tmp_path / "copy" / "net" / RUN.name
+    shutil.copytree(RUN, copy)
+    text = (copy / "records.csv").read_text().splitlines()
+    value = pd.read_csv(copy / "records.csv", dtype=str)["value"].iloc[1]  # the second record's, as written
+    text[2] = text[2].replace(f",{value},", f",{written},", 1)
+    (copy / "records.csv").write_text("\n".join(text) + "\n")
+    assert cli.main(["claims", str(tmp_path / "copy")]) == 2
+    err = capsys.readouterr().err
+    assert f"records.csv: line 3: the value '{written}' is not a number of ASCII digits" in err, err
+    assert "Traceback" not in err
+
+
 def _folder(tmp_path, lines: list[str]):
     run = tmp_path / "runs" / "redis" / "quick-x"
     run.mkdir(parents=True)
@@ -80,6 +95,10 @@ GOOD = "redis,redis,native,throughput,1000.5,req/s,quick-x,0,4"
         ("redis,redis,native,throughput,null,req/s,quick-x,1,4", "line 3: the value 'null' is not a number"),
         ("redis,redis,native,throughput,,req/s,quick-x,1,4", "line 3: the value '' is not a number"),
         ("redis,redis,native,throughput,inf,req/s,quick-x,1,4", "line 3: the value 'inf' is not a finite"),
+        ("redis,redis,native,throughput,1_000,req/s,quick-x,1,4", "line 3: the value '1_000' is not a number"),
+        ("redis,redis,native,throughput,٣٣,req/s,quick-x,1,4", "line 3: the value '٣٣' is not a number"),
+        ("redis,redis,native,throughput,1e999,req/s,quick-x,1,4", "line 3: the value '1e999' is not a finite"),
+        ("redis,redis,native,throughput,5,req/s,quick-x,١,4", "line 3: the repetition '١'"),
         ("redis,redis,native,throughput,5,,quick-x,1,4", "line 3: no unit"),
         ("redis,redis,native,throughput,5,req/s,quick-x,one,4", "line 3: the repetition 'one'"),
         ("redis,redis,native,throughput,5,req/s,quick-x,1,4,extra", "line 3: 10 field"),

@@ -23,7 +23,7 @@ line (sockperf was stopped while writing it). Standard library only.
 import re
 import sys
 
-VALID = re.compile(r"\[Valid Duration\] RunTime=\S+ sec; SentMessages=\S+; ReceivedMessages=(\d+)")
+VALID = re.compile(r"\[Valid Duration\] RunTime=\S+ sec; SentMessages=\S+; ReceivedMessages=([0-9]+)")
 HEADER = "packet, txTime(sec), rxTime(sec), rtt(usec)"
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from kitlib.core.ascii_numbers import is_count
 from kitlib.core.errors import UnexpectedOutput
 from kitlib.core.records import Measurement
 from kitlib.measure import capacity
@@ -97,7 +98,7 @@ class RedisWorkload(Workload):
         peer.run([*cli, "FLUSHALL"], timeout=60)
         peer.run(["sh", "-c", fill_script(self.params.keyspace, self.params.value_size, host, mapped)], timeout=1800)
         size = peer.run([*cli, "DBSIZE"], timeout=60).output.strip().split()[-1]
-        if not size.isdigit() or int(size) != self.params.keyspace:
+        if not is_count(size) or int(size) != self.params.keyspace:
             raise UnexpectedOutput(
                 "peer", [*cli, "DBSIZE"], f"{size!r} keys after the fill, expected {self.params.keyspace}"
             )

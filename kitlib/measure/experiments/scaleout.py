@@ -30,6 +30,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from kitlib.core.ascii_numbers import is_count
 from kitlib.core.errors import EnvironmentUnavailable, UnexpectedOutput
 from kitlib.core.records import Measurement
 from kitlib.measure import irq
@@ -79,7 +80,7 @@ class ScaleoutWorkload(instances.ScaledOutWorkload):
             peer.run([*cli, "FLUSHALL"], timeout=60)
             peer.run(["sh", "-c", fill_script(p.keyspace, p.value_size, host, port)], timeout=1800)
             size = peer.run([*cli, "DBSIZE"], timeout=60).output.strip().split()[-1]
-            if not size.isdigit() or int(size) != p.keyspace:
+            if not is_count(size) or int(size) != p.keyspace:
                 raise UnexpectedOutput("peer", [*cli, "DBSIZE"], f"{size!r} keys after the fill, expected {p.keyspace}")
             self.pids.append(server_pid(peer.run([*cli, "INFO", "server"], timeout=60).output, f"{host}:{port}"))
         self.proxy_port, self.stats_port = free_ports(2)

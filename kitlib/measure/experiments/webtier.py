@@ -286,7 +286,7 @@ class CloudstoneWorkload(Workload):
         result = peer.run(
             ["bash", "-c", instances.at_once([f"( {j} )" for j in jobs], reports)], timeout=timeout, check=False
         )
-        exits = [int(x) for x in re.findall(r"^== instance \d+ exit (\d+)$", result.output, flags=re.M)]
+        exits = [int(x) for x in re.findall(r"^== instance [0-9]+ exit ([0-9]+)$", result.output, flags=re.M)]
         if len(exits) != len(argvs):
             raise EnvironmentUnavailable(f"the instances' Locust runs did not all report:\n{result.output[-1500:]}")
         return result.output, exits

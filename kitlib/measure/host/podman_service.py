@@ -594,5 +594,5 @@ def first_line(text: str) -> str:
 
 def parse_version(text: str) -> tuple[int, ...] | None:
     """(4, 3, 1) from `podman version 4.3.1` (or a bare `4.3.1`), None where there is none."""
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    match = re.search(r"([0-9]+)\.([0-9]+)(?:\.([0-9]+))?", text)
     return tuple(int(g or 0) for g in match.groups()) if match else None

@@ -5,8 +5,10 @@ and the workloads find it in one place.
 
 A parser never returns a number its input does not hold: it reads only a complete output (the
 lines the tool finished, up to its closing line or structure), reads every number strictly
-(`numbers`), leaves a value the tool did not print missing, and refuses anything else (a cut
-output, another tool's, two runs in one) with ParseError naming the tool and the file.
+(`numbers`: ASCII digits only, every pattern built by `numbers.pattern`), reads a line it knows
+whole or refuses it, leaves a value the tool did not print missing, holds each value to its
+metric's physical range (`ranges`), and refuses anything else (a cut output, another tool's, two
+runs in one, a key given twice) with ParseError naming the tool and the file.
 tests/unit/test_parsers_property.py holds every registered parser to this on every real output
 in tests/data/<tool>/.
 """

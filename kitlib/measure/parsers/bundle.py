@@ -9,7 +9,7 @@ import re
 from kitlib.core.errors import ParseError
 from kitlib.measure.parsers import lines, numbers
 
-_ELAPSED = re.compile(r"^== elapsed (\S*)\s*$")
+_ELAPSED = numbers.pattern(r"^== elapsed (\S*)\s*$")
 
 
 def split(
@@ -17,7 +17,8 @@ def split(
 ) -> tuple[list[tuple[re.Match[str], str]], float]:
     """([(the section line's match, its output)], elapsed seconds); a bundle without `section` lines,
     without its one elapsed line after them (cut short) or with a wall time that is not positive is
-    refused. Each output keeps its line ends, so the section's parser sees whether it was finished."""
+    refused, as is a line outside any section or a `== ` line of neither kind (a section line that no
+    longer reads). Each output keeps its line ends, so the section's parser sees whether it was finished."""
     sections: list[tuple[re.Match[str], list[str]]] = []
     current: list[str] | None = None
     elapsed: list[str] = []
@@ -31,6 +32,8 @@ def split(
         elif end:
             elapsed.append(end[1])
             current = None
+        elif line.startswith("== ") or (current is None and line.strip()):
+            raise ParseError(tool, source, f"a line of no '{section}' section: {line.strip()[:80]!r}")
         elif current is not None:
             current.append(line)
     if not sections:

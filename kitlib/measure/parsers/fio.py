@@ -12,11 +12,12 @@ from typing import Any
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import numbers
+from kitlib.measure.parsers import numbers, ranges
 
 TOOL = "fio"
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     start = text.find("{")
     if start < 0:

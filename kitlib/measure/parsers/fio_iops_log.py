@@ -17,15 +17,13 @@ window inside the run with no line is a stall (an emulated guest's, say), left o
 
 from __future__ import annotations
 
-import re
-
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import lines, numbers
+from kitlib.measure.parsers import lines, numbers, ranges
 
 TOOL = "fio-iops-log"
-_HEADER = re.compile(r"^kit-fio-iops-log log_avg_msec=(\d+) runtime_s=(\S+)$")
-_FILE = re.compile(r"^== (\S+\.log)$")
+_HEADER = numbers.pattern(r"^kit-fio-iops-log log_avg_msec=(\d+) runtime_s=(\S+)$")
+_FILE = numbers.pattern(r"^== (\S+\.log)$")
 END = "== end"
 #: windows a job may lack inside its run (a stall logs nothing) before its log counts as broken
 MAX_GAP_SHARE = 0.1
@@ -53,13 +51,13 @@ def _jobs(text: str, source: str) -> tuple[int, float, dict[str, list[tuple[floa
         fields = [f.strip() for f in line.split(",")]
         if len(fields) not in (5, 6):
             raise ParseError(TOOL, source, f"line {number} is not an fio log line: {line[:80]!r}")
-        current.append(
-            (
-                numbers.number(fields[0], TOOL, source, f"time on line {number}"),
-                numbers.number(fields[1], TOOL, source, f"IOPS on line {number}"),
-                numbers.count(fields[2], TOOL, source, f"direction on line {number}"),
-            )
+        entry = (
+            numbers.number(fields[0], TOOL, source, f"time on line {number}"),
+            numbers.number(fields[1], TOOL, source, f"IOPS on line {number}"),
+            numbers.count(fields[2], TOOL, source, f"direction on line {number}"),
         )
+        _after(current, entry, number, source)
+        current.append(entry)
     if not jobs or not any(jobs.values()):
         raise ParseError(TOOL, source, "no log lines")
     expected = int(runtime * 1000 // avg) - 1
@@ -74,6 +72,15 @@ def _jobs(text: str, source: str) -> tuple[int, float, dict[str, list[tuple[floa
     return avg, runtime, jobs
 
 
+def _after(entries: list[tuple[float, float, int]], entry: tuple[float, float, int], number: int, source: str) -> None:
+    """fio logs each direction's windows in time order, one line each: a line at or before the last of its
+    direction was given twice or moved."""
+    earlier = next((t for t, _, direction in reversed(entries) if direction == entry[2]), None)
+    if earlier is not None and entry[0] <= earlier:
+        raise ParseError(TOOL, source, f"line {number}: time {entry[0]:g} ms is not after {earlier:g} ms")
+
+
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     """One record per log line: IOPS of one job and direction over the window ending at time_ms."""
     _, _, jobs = _jobs(text, source)

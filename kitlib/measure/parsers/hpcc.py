@@ -9,7 +9,9 @@
     End of Summary section.
 
 HPL in GFLOPS, STREAM in GB/s (as hpcc reports: 10^9 bytes/s) per kernel, RandomAccess in GUP/s.
-A run that did not finish (no summary end, or Success=0) raises.
+A run that did not finish (no summary end, no `Success=` line, or Success=0) raises; so does a file
+of two runs (hpcc appends each run to its file) and a key the summary gives twice, which no one run
+prints: neither copy can be told to be the measured one.
 
 hpcc's `Star` figures are per process (each of CommWorldProcs processes running at once), `Single`
 is one process alone, `MPI` RandomAccess is the whole system. The system's figure, which the paper
@@ -23,20 +25,33 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import numbers
+from kitlib.measure.parsers import numbers, ranges
 
 TOOL = "hpcc"
 KERNELS = ("Copy", "Scale", "Add", "Triad")
-_LINE = re.compile(r"^(\w+)=(\S+)\s*$", re.M)
+_LINE = numbers.pattern(r"^(\w+)=(\S+)\s*$", re.M)
+
+
+_BEGIN, _END = "Begin of Summary section.", "End of Summary section."
 
 
 def summary(text: str, source: str) -> dict[str, str]:
-    start, end = text.find("Begin of Summary section."), text.find("End of Summary section.")
+    """The key=value lines of the file's one summary section, each key once, Success=1 among them."""
+    for mark in (_BEGIN, _END):
+        if text.count(mark) > 1:
+            raise ParseError(TOOL, source, f"{text.count(mark)} '{mark}' lines: more than one run in one file")
+    start, end = text.find(_BEGIN), text.find(_END)
     if start < 0 or end < start:
         raise ParseError(TOOL, source, "no complete summary section (hpcc did not finish)")
-    fields = dict(_LINE.findall(text[start:end]))
-    if fields.get("Success") not in ("1", None):
-        raise ParseError(TOOL, source, f"hpcc reports Success={fields.get('Success')}")
+    fields: dict[str, str] = {}
+    for key, value in _LINE.findall(text[start:end]):
+        if key in fields:
+            raise ParseError(TOOL, source, f"the summary gives {key} twice ({fields[key]} and {value})")
+        fields[key] = value
+    if "Success" not in fields:
+        raise ParseError(TOOL, source, "the summary lacks its Success= line")
+    if fields["Success"] != "1":
+        raise ParseError(TOOL, source, f"hpcc reports Success={fields['Success']}")
     return fields
 
 
@@ -46,13 +61,14 @@ def _number(fields: dict[str, str], key: str, source: str) -> float:
     return numbers.number(fields[key], TOOL, source, key)
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     fields = summary(text, source)
     found = [
         Measurement("gflops", _number(fields, "HPL_Tflops", source) * 1000.0, "GFLOPS", {"benchmark": "HPL"}),
         Measurement("hpl_n", _number(fields, "HPL_N", source), "count", {"benchmark": "HPL"}),
     ]
-    processes = _number(fields, "CommWorldProcs", source)
+    processes = numbers.positive(_number(fields, "CommWorldProcs", source), TOOL, source, "CommWorldProcs")
     methods = {
         "Star": "per process, all running (hpcc Star)",
         "Single": "one process alone (hpcc Single)",

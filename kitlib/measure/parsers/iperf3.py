@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import numbers
+from kitlib.measure.parsers import numbers, ranges
 
 TOOL = "iperf3"
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     start = text.find("{")
     if start < 0:

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import ranges
 from kitlib.measure.parsers.kit_programs import fields, lines
 
 TOOL = "kit-gups"
 METHOD = "all threads on one table (kit-gups)"
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     rows = lines(text, TOOL, source)
     if ["validation", "ok"] not in rows:

@@ -21,12 +21,14 @@ from statistics import fmean
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import ranges
 from kitlib.measure.parsers.kit_programs import fields, lines, number
 
 TOOL = "kit-linpack"
 METHOD = "mean of the trials after the first (kit-linpack, LAPACK dgesv)"
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     rows = lines(text, TOOL, source)
     sizes = fields(rows, TOOL, source, ("n", "trials", "threads"))

@@ -17,7 +17,7 @@ import math
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import numbers
+from kitlib.measure.parsers import numbers, ranges
 from kitlib.measure.parsers.kit_programs import fields, lines
 
 TOOL = "kit-pingpong"
@@ -25,6 +25,7 @@ TOOL = "kit-pingpong"
 AGREEMENT = 1e-3
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     rows = lines(text, TOOL, source)
     keys = ("round_trips", "seconds", "round_trips_per_s")

@@ -21,6 +21,7 @@ from decimal import Decimal
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import ranges
 from kitlib.measure.parsers.kit_programs import fields, lines, number
 
 TOOL = "kit-stream"
@@ -28,6 +29,7 @@ KERNELS = ("Copy", "Scale", "Add", "Triad")
 METHOD = "best pass, all threads on shared arrays (kit-stream)"
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     rows = lines(text, TOOL, source)
     if ["validation", "ok"] not in rows:

@@ -3,8 +3,6 @@ per line between `<tool> latencies_us` and `<tool> end`, summarised the same way
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from kitlib.core.errors import ParseError
@@ -12,7 +10,7 @@ from kitlib.core.records import Measurement
 from kitlib.measure.parsers import numbers
 
 CDF_PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.9)
-_FIELDS = re.compile(r"(\w+)=(\S*)")
+_FIELDS = numbers.pattern(r"(\w+)=(\S*)")
 
 
 def read(text: str, tool: str, source: str, count_field: str, *numeric: str) -> tuple[dict[str, float], np.ndarray]:

@@ -45,3 +45,17 @@ def framed(
     if rows[-1] != end:
         raise ParseError(tool, source, f"no closing '{end}' line (the {what} was cut)")
     return opened, rows[1:-1]
+
+
+def whole(
+    loose: re.Pattern[str], strict: re.Pattern[str], text: str, tool: str, source: str, what: str
+) -> list[re.Match[str]]:
+    """Each line that `loose` finds (it begins as a line the parser reads) as `strict` reads it: a line
+    that begins so but lost its number or its end is refused, never skipped."""
+    found = []
+    for line in loose.finditer(text):
+        match = strict.fullmatch(line[0])
+        if match is None:
+            raise ParseError(tool, source, f"a {what} that does not read whole: {line[0].strip()[:80]!r}")
+        found.append(match)
+    return found

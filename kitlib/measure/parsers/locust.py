@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import ranges
 from kitlib.measure.parsers.numbers import count, number
 
 TOOL = "locust"
@@ -157,6 +158,7 @@ def parse_stats(text: str, source: str) -> list[OperationStats]:
     return stats
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     """The stats file as measurements, per operation (`operation` dimension, `Aggregated` for all):
     mean, p90 and p99 latency (where printed), throughput, requests and errors."""

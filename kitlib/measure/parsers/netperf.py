@@ -16,15 +16,16 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import lines, numbers
+from kitlib.measure.parsers import lines, numbers, ranges
 
 TOOL = "netperf"
-_OMNI = re.compile(r"^([^,\s]*),Trans/s,([^,\s]*),([^,\s]*),([^,\s]*),([^,\s]*),([^,\s]*)[ \t]*$", re.M)
-_CLASSIC_HEAD = re.compile(r"^Socket Size\s+Request\s+Resp\.\s+Elapsed\s+Trans\.\s*$", re.M)
-_CLASSIC = re.compile(r"^[ \t]*\d+[ \t]+\d+[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]*$", re.M)
+_OMNI = numbers.pattern(r"^([^,\s]*),Trans/s,([^,\s]*),([^,\s]*),([^,\s]*),([^,\s]*),([^,\s]*)[ \t]*$", re.M)
+_CLASSIC_HEAD = numbers.pattern(r"^Socket Size\s+Request\s+Resp\.\s+Elapsed\s+Trans\.\s*$", re.M)
+_CLASSIC = numbers.pattern(r"^[ \t]*\d+[ \t]+\d+[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]+(\S+)[ \t]*$", re.M)
 _OMNI_FIELDS = ("THROUGHPUT", "MEAN_LATENCY", "STDDEV_LATENCY", "P50_LATENCY", "P90_LATENCY", "P99_LATENCY")
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     text = lines.finished(text)
     if _OMNI.search(text):

@@ -1,33 +1,33 @@
 """Numbers read from a tool's output strictly: the whole token, finite, and of a sign the metric can have.
 
-`float()` alone takes ' 7', '1_000', 'nan', 'inf' and '-3', and a token cut short still reads as a
-smaller number; none of them is a measurement the tool printed, so every parser reads through here.
+`float()` alone takes ' 7', '1_000', '٢٦١٥٤', 'nan', 'inf' and '-3', and a token cut short still reads
+as a smaller number; none of them is a measurement the tool printed, so every parser reads through here,
+and builds its patterns with `pattern` (ASCII digits only, `kitlib.core.ascii_numbers`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
+from kitlib.core.ascii_numbers import is_count, is_decimal, pattern
 from kitlib.core.errors import ParseError
 
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-_COUNT = re.compile(r"\d+")
+__all__ = ["checked", "count", "load_json", "number", "pattern", "positive"]
 
 
 def number(token: str, tool: str, source: str, what: str, *, negative: bool = False) -> float:
     """The decimal `token` as a float; anything but a whole finite decimal (and a negative one unless
     the metric can be negative) raises ParseError naming `what`."""
-    if not isinstance(token, str) or not _DECIMAL.fullmatch(token):
+    if not is_decimal(token):
         raise ParseError(tool, source, f"{what} is not a number: {token!r}")
     return checked(float(token), tool, source, what, negative=negative)
 
 
 def count(token: str, tool: str, source: str, what: str) -> int:
-    """A count: digits only."""
-    if not isinstance(token, str) or not _COUNT.fullmatch(token):
+    """A count: ASCII digits only."""
+    if not is_count(token):
         raise ParseError(tool, source, f"{what} is not a count: {token!r}")
     return int(token)
 
@@ -52,12 +52,21 @@ def positive(value: float, tool: str, source: str, what: str) -> float:
 
 
 def load_json(text: str, tool: str, source: str) -> Any:
-    """A JSON document whose numbers are finite: Python's json takes NaN and Infinity, no tool means them."""
+    """A JSON document whose numbers are finite and whose objects name each key once: Python's json takes
+    NaN and Infinity, and of a key given twice keeps the last; no tool means either."""
 
     def refuse(constant: str) -> Any:
         raise ParseError(tool, source, f"JSON holds {constant}, not a number")
 
+    def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in found:
+                raise ParseError(tool, source, f"JSON gives the key {key!r} twice in one object")
+            found[key] = value
+        return found
+
     try:
-        return json.loads(text, parse_constant=refuse)
+        return json.loads(text, parse_constant=refuse, object_pairs_hook=once)
     except ValueError as exc:
         raise ParseError(tool, source, f"JSON does not parse ({exc}); truncated output?") from None

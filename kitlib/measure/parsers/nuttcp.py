@@ -16,17 +16,18 @@ import statistics
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import lines, numbers
+from kitlib.measure.parsers import lines, numbers, ranges
 
 TOOL = "nuttcp"
-_PARSE = re.compile(r"^(?=.*\brate_Mbps=)(?!.*\breal_sec=).*$", re.M)
-_INTERVAL = re.compile(r"^megabytes=\S+ real_sec=(\S+) rate_Mbps=(\S+)(?: retrans=\S+)?[ \t]*$", re.M)
-_FIELD = re.compile(r"(\w+)=(\S*)")
-_HUMAN = re.compile(
+_PARSE = numbers.pattern(r"^(?=.*\brate_Mbps=)(?!.*\breal_sec=).*$", re.M)
+_INTERVAL = numbers.pattern(r"^megabytes=\S+ real_sec=(\S+) rate_Mbps=(\S+)(?: retrans=\S+)?[ \t]*$", re.M)
+_FIELD = numbers.pattern(r"(\w+)=(\S*)")
+_HUMAN = numbers.pattern(
     r"^\s*(\S+) MB /\s+(\S+) sec =\s+(\S+) Mbps\s+(\S+) %TX\s+(\S+) %RX(?:\s+(\S+) retrans)?(?:\s.*)?$", re.M
 )
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     text = lines.finished(text)
     if _PARSE.search(text):

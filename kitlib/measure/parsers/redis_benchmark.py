@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import lines, numbers
+from kitlib.measure.parsers import lines, numbers, ranges
 
 TOOL = "redis-benchmark"
 CSV_HEADER = [
@@ -63,23 +63,26 @@ _COLUMNS = {
 #: redis-benchmark's latency ceiling (CONFIG_LATENCY_HISTOGRAM_MAX_VALUE, 3,000,000 µs), in ms
 CEILING_MS = 3000.0
 _HEADER_LINE = ",".join(f'"{c}"' for c in CSV_HEADER)
-_SECTION = re.compile(r"(?:^|\r)====== ([^\r\n]+?) ======[ \t]*$", re.M)
-_THROUGHPUT = re.compile(r"^\s*throughput summary: (\S+) requests per second[ \t]*$", re.M)
+_SECTION = numbers.pattern(r"(?:^|\r)====== ([^\r\n]+?) ======[ \t]*$", re.M)
+_THROUGHPUT = numbers.pattern(r"^\s*throughput summary: (\S+) requests per second[ \t]*$", re.M)
 _LATENCY_HEADER = ("avg", "min", "p50", "p95", "p99", "max")
-_LATENCY = re.compile(r"^\s*latency summary \(msec\):[ \t]*\n\s*(.+?)[ \t]*\n\s*(.+?)[ \t]*$", re.M)
+_LATENCY = numbers.pattern(r"^\s*latency summary \(msec\):[ \t]*\n\s*(.+?)[ \t]*\n\s*(.+?)[ \t]*$", re.M)
 #: summary column -> the csv column of the same figure
 _SUMMARY_COLUMNS = dict(zip(_LATENCY_HEADER, CSV_HEADER[2:], strict=True))
-_TICK = re.compile(r"(?:^|\r)([^\r\n:]*): rps=(\S+) \(overall: [^)]*\) avg_msec=\S+ \(overall: [^)]*\)(?=[\r\n])", re.M)
+_TICK = numbers.pattern(
+    r"(?:^|\r)([^\r\n:]*): rps=(\S+) \(overall: [^)]*\) avg_msec=\S+ \(overall: [^)]*\)(?=[\r\n])", re.M
+)
 #: seconds between redis-benchmark's progress ticks (its SHOW_THROUGHPUT_INTERVAL)
 TICK_SECONDS = 0.25
-_QUIET = re.compile(r"(?:^|\r)\s*([A-Za-z_]+)[^:\r\n]*: (\S+) requests per second, p50=(\S+) msec[ \t]*$", re.M)
+_QUIET = numbers.pattern(r"(?:^|\r)\s*([A-Za-z_]+)[^:\r\n]*: (\S+) requests per second, p50=(\S+) msec[ \t]*$", re.M)
 _FAILURES = ("Could not connect", "Connection refused", "Error:")
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str, ops: Sequence[str] | None = None) -> list[Measurement]:
     """Every test's figures; with `ops`, the output must hold exactly those tests in that order (a
     CSV has no closing line, so only the caller knows a row is missing)."""
-    text = lines.finished(text)
+    text = _complete(text, source)
     if _SECTION.search(text):
         found = _parse_report(text, source)
     elif _HEADER_LINE in text:
@@ -87,15 +90,35 @@ def parse(text: str, source: str, ops: Sequence[str] | None = None) -> list[Meas
     elif _QUIET.search(text):
         found = [m for op, rps, p50 in _QUIET.findall(text) for m in _quiet_measurements(op, rps, p50, source)]
     else:
-        failure = next((line for line in text.splitlines() if any(f in line for f in _FAILURES)), None)
-        raise ParseError(
-            TOOL, source, f"the run failed: {failure.strip()}" if failure else "no CSV header and no summary line"
-        )
+        failure = _failure(text)
+        raise ParseError(TOOL, source, f"the run failed: {failure}" if failure else "no CSV header and no summary line")
+    tests = [m.dims["op"] for m in found if m.metric == "throughput"]
+    twice = sorted({op for op in tests if tests.count(op) > 1})
+    if twice:
+        raise ParseError(TOOL, source, f"test(s) {', '.join(twice)} reported twice: a row or run given again")
     if ops is not None:
         seen = list(dict.fromkeys(m.dims["op"] for m in found))
         if seen != [op.upper() for op in ops]:
             raise ParseError(TOOL, source, f"tests {seen}, expected {[op.upper() for op in ops]} (output cut short?)")
     return found
+
+
+def _complete(text: str, source: str) -> str:
+    """The output, which must end at a line end: redis-benchmark ends each result with one, so text after
+    the last (a CSV row without its end, a test's progress ticks) is a run cut while printing; what
+    lines.finished would leave (the rows before) would read as a run of fewer tests."""
+    done = lines.finished(text)
+    rest = text[len(done) :].strip()
+    if rest:
+        failure = _failure(text)
+        cut = f"the output ends inside a line ({rest[-60:]!r}): the run was cut"
+        raise ParseError(TOOL, source, f"the run failed: {failure}" if failure else cut)
+    return done
+
+
+def _failure(text: str) -> str | None:
+    """The line in which redis-benchmark says it could not run, if any."""
+    return next((line.strip() for line in text.splitlines() if any(f in line for f in _FAILURES)), None)
 
 
 def _parse_report(text: str, source: str) -> list[Measurement]:

@@ -14,10 +14,10 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import lines, numbers
+from kitlib.measure.parsers import lines, numbers, ranges
 
 TOOL = "redis-info"
-_LINES = {name: re.compile(rf"^{name}:(\S*?)\r?$", re.M) for name in ("keyspace_hits", "keyspace_misses")}
+_LINES = {name: numbers.pattern(rf"^{name}:(\S*?)\r?$", re.M) for name in ("keyspace_hits", "keyspace_misses")}
 
 
 def counters(text: str, source: str) -> dict[str, int]:
@@ -30,6 +30,7 @@ def counters(text: str, source: str) -> dict[str, int]:
     return found
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     """The cumulative counters of one INFO output (for `kit parse redis-info FILE`)."""
     return [Measurement(name, float(value), "count") for name, value in counters(text, source).items()]

@@ -14,12 +14,13 @@ that waited for the next CPU period), percentiles for a CDF, and the server's CP
 from __future__ import annotations
 
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import latency_block, numbers
+from kitlib.measure.parsers import latency_block, numbers, ranges
 
 TOOL = "kit-rr"
 SLOW_US = 1000.0
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     fields, samples = latency_block.read(text, TOOL, source, "requests", "wall_seconds", "server_cpu_seconds")
     numbers.positive(fields["wall_seconds"], TOOL, source, "wall_seconds")

@@ -14,14 +14,12 @@ trip that outlasted it is in the mean of the window that sent it.
 
 from __future__ import annotations
 
-import re
-
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import lines, numbers
+from kitlib.measure.parsers import lines, numbers, ranges
 
 TOOL = "kit-rtt-windows"
-_HEADER = re.compile(r"^kit-rtt-windows window_s=(\S+) log_messages=(\S+) received=(\S+) complete=(\S+)$")
+_HEADER = numbers.pattern(r"^kit-rtt-windows window_s=(\S+) log_messages=(\S+) received=(\S+) complete=(\S+)$")
 END = "kit-rtt-windows end"
 
 
@@ -55,6 +53,7 @@ def _windows(text: str, source: str) -> tuple[float, list[tuple[float, int, floa
     return window_s, found
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     """One pair of records per window: its messages and, where it sent any, their mean round trip."""
     _, found = _windows(text, source)

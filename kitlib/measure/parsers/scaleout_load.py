@@ -20,16 +20,15 @@ its section line names.
 
 from __future__ import annotations
 
-import re
-
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import bundle, redis_benchmark
+from kitlib.measure.parsers import bundle, numbers, ranges, redis_benchmark
 
 TOOL = "kit-scaleout-load"
-_SECTION = re.compile(r"^== loader (\d+) ([A-Z]+) (\d+)\s*$")
+_SECTION = numbers.pattern(r"^== loader (\d+) ([A-Z]+) (\d+)\s*$")
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     sections, elapsed = bundle.split(text, source, TOOL, _SECTION, "== loader")
     requests = 0

@@ -19,15 +19,13 @@ that did not overlap cannot add up to more than the host did; errors and reconne
 
 from __future__ import annotations
 
-import re
-
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import bundle, sysbench
+from kitlib.measure.parsers import bundle, numbers, ranges, sysbench
 from kitlib.specs.scaleout_oltp import AGGREGATE
 
 TOOL = "kit-scaleout-oltp"
-_SECTION = re.compile(r"^== instance (\d+)\s*$")
+_SECTION = numbers.pattern(r"^== instance (\d+)\s*$")
 
 
 def _sections(text: str, source: str) -> tuple[dict[int, str], float]:
@@ -41,6 +39,7 @@ def _sections(text: str, source: str) -> tuple[dict[int, str], float]:
     return dict(sorted(sections.items())), elapsed
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     sections, elapsed = _sections(text, source)
     found: list[Measurement] = []

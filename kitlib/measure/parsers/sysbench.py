@@ -21,19 +21,20 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import lines, numbers
+from kitlib.measure.parsers import lines, numbers, ranges
 
 TOOL = "sysbench"
 _RATES = {
-    name: re.compile(rf"^\s*{name}:\s+(\S+)\s+\((\S+) per sec\.\)[ \t]*$", re.M)
+    name: numbers.pattern(rf"^\s*{name}:\s+(\S+)\s+\((\S+) per sec\.\)[ \t]*$", re.M)
     for name in ("transactions", "queries", "ignored errors", "reconnects")
 }
-_TIME = re.compile(r"^\s*total time:\s+(\S+?)s[ \t]*$", re.M)
-_LATENCY_HEAD = re.compile(r"^Latency \(ms\):[ \t]*$", re.M)
-_LATENCY = re.compile(r"^\s*(min|avg|max|sum|(\d+)th percentile):\s+(\S+)[ \t]*$", re.M)
-_LAST = re.compile(r"^\s*execution time \(avg/stddev\):\s+\S+[ \t]*$", re.M)
+_TIME = numbers.pattern(r"^\s*total time:\s+(\S+?)s[ \t]*$", re.M)
+_LATENCY_HEAD = numbers.pattern(r"^Latency \(ms\):[ \t]*$", re.M)
+_LATENCY = numbers.pattern(r"^\s*(min|avg|max|sum|(\d+)th percentile):\s+(\S+)[ \t]*$", re.M)
+_LAST = numbers.pattern(r"^\s*execution time \(avg/stddev\):\s+\S+[ \t]*$", re.M)
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     text = lines.finished(text)
     fatal = next((line.strip() for line in text.splitlines() if line.startswith("FATAL")), None)
@@ -70,8 +71,8 @@ def parse(text: str, source: str) -> list[Measurement]:
     return found
 
 
-_EVERY = re.compile(r"^Report intermediate results every (\d+) second\(s\)[ \t]*$", re.M)
-_INTERVAL = re.compile(r"^\[ (\d+)s \] thds: \d+ tps: (\S+) qps: .*$", re.M)
+_EVERY = numbers.pattern(r"^Report intermediate results every (\d+) second\(s\)[ \t]*$", re.M)
+_INTERVAL = numbers.pattern(r"^\[ (\d+)s \] thds: \d+ tps: (\S+) qps: .*$", re.M)
 
 
 def intervals(text: str, source: str) -> tuple[list[float], float]:

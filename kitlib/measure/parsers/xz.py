@@ -18,14 +18,15 @@ from __future__ import annotations
 import re
 
 from kitlib.core.records import Measurement
-from kitlib.measure.parsers import lines, numbers
+from kitlib.measure.parsers import lines, numbers, ranges
 
 TOOL = "xz"
-_INPUT = re.compile(r"^kit-input-bytes (\S*)[ \t]*$", re.M)
-_ELAPSED = re.compile(r"^kit-elapsed-seconds (\S*)[ \t]*$", re.M)
-_RATIO = re.compile(r"^\(stdin\):.* = (\S+?)(?:,.*|[ \t]*)$", re.M)
+_INPUT = numbers.pattern(r"^kit-input-bytes (\S*)[ \t]*$", re.M)
+_ELAPSED = numbers.pattern(r"^kit-elapsed-seconds (\S*)[ \t]*$", re.M)
+_RATIO = numbers.pattern(r"^\(stdin\):.* = (\S+?)(?:,.*|[ \t]*)$", re.M)
 
 
+@ranges.checked(TOOL)
 def parse(text: str, source: str) -> list[Measurement]:
     text = lines.finished(text)
     size = numbers.count(lines.one(_INPUT, text, TOOL, source, "kit-input-bytes line")[1], TOOL, source, "input bytes")

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 
-RULE = re.compile(r"^-{70,}\s*$", re.M)  # the run scripts' 80-dash rule; stream.c prints 61
-_NUMACTL = re.compile(r"numaopts <\s*(.*?)\s*>")
+from kitlib.measure.parsers import numbers
+
+RULE = numbers.pattern(r"^-{70,}\s*$", re.M)  # the run scripts' 80-dash rule; stream.c prints 61
+_NUMACTL = numbers.pattern(r"numaopts <\s*(.*?)\s*>")
 
 
 def numactl_options(header: str) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 
+from kitlib.core.ascii_numbers import is_decimal
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
 
@@ -35,10 +36,9 @@ def parse(text: str, source: str) -> list[Measurement]:
     for number, row in enumerate(rows[group_row + 2 :], start=group_row + 3):
         if not any(field.strip() for field in row):
             continue
-        try:
-            values = [float(field) for field in row]
-        except ValueError:
+        if not all(is_decimal(field.strip()) for field in row):
             continue  # the preamble and headers dstat writes again when it is restarted on the same file
+        values = [float(field) for field in row]
         if len(values) != len(header):
             raise ParseError(TOOL, source, f"row {number} has {len(row)} fields, the header {len(header)} (cut off?)")
         recv += values[start]

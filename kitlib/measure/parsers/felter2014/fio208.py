@@ -19,14 +19,17 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
 
 TOOL = "fio 2.0.8"
-_JOB = re.compile(r"^(\S+): \(g=(\d+)\): rw=(\w+), bs=([0-9A-Za-z]+)-[^,]*, ioengine=(\w+), iodepth=(\d+)", re.M)
-_GROUP = re.compile(r"^(\S+): \(groupid=(\d+), jobs=(\d+)\): err=\s*(\d+)")
-_DIRECTION = re.compile(r"^\s+(read|write)\s*: io=[^,]+, bw=([0-9.]+)(KB|MB|B)/s, iops=(\d+)\s*, runt=\s*(\d+)msec")
-_CLAT = re.compile(r"^\s+clat \((usec|msec)\): min=\s*[0-9.]+[KM]?\s*, max=\s*[0-9.]+[KM]?\s*, avg=\s*([0-9.]+)")
-_STATUS = re.compile(r"^Run status group (\d+) \(all jobs\):", re.M)
-_VERSION = re.compile(r"^(fio-)?2\.0\.8$", re.M)
+_JOB = numbers.pattern(r"^(\S+): \(g=(\d+)\): rw=(\w+), bs=([0-9A-Za-z]+)-[^,]*, ioengine=(\w+), iodepth=(\d+)", re.M)
+_GROUP = numbers.pattern(r"^(\S+): \(groupid=(\d+), jobs=(\d+)\): err=\s*(\d+)")
+_DIRECTION = numbers.pattern(
+    r"^\s+(read|write)\s*: io=[^,]+, bw=([0-9.]+)(KB|MB|B)/s, iops=(\d+)\s*, runt=\s*(\d+)msec"
+)
+_CLAT = numbers.pattern(r"^\s+clat \((usec|msec)\): min=\s*[0-9.]+[KM]?\s*, max=\s*[0-9.]+[KM]?\s*, avg=\s*([0-9.]+)")
+_STATUS = numbers.pattern(r"^Run status group (\d+) \(all jobs\):", re.M)
+_VERSION = numbers.pattern(r"^(fio-)?2\.0\.8$", re.M)
 #: bytes per unit fio 2.0.8 prints bandwidth in (powers of 1024)
 _BYTES = {"B": 1.0, "KB": 1024.0, "MB": 1024.0**2}
 

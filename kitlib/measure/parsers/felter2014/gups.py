@@ -16,12 +16,13 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
 from kitlib.measure.parsers.felter2014 import numactl_options, split_blocks
 
 TOOL = "gups"
-_GUPS = re.compile(r"^\s*([0-9.]+) Billion\(10\^9\) Updates\s+per second \[GUP/s\]", re.M)
-_TABLE = re.compile(r"^Main table size\s+= 2\^(\d+) = (\d+) words", re.M)
-_VERIFY = re.compile(r"^Found (\d+) errors in (\d+) locations \((passed|failed)\)", re.M)
+_GUPS = numbers.pattern(r"^\s*([0-9.]+) Billion\(10\^9\) Updates\s+per second \[GUP/s\]", re.M)
+_TABLE = numbers.pattern(r"^Main table size\s+= 2\^(\d+) = (\d+) words", re.M)
+_VERIFY = numbers.pattern(r"^Found (\d+) errors in (\d+) locations \((passed|failed)\)", re.M)
 
 
 def blocks(text: str) -> list[str]:

@@ -17,18 +17,19 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
 from kitlib.measure.parsers.felter2014 import numactl_options
 
 TOOL = "Intel optimized LINPACK"
 _START = "This is a SAMPLE run script"
-_TRIALS = re.compile(r"^Number of trials to run\s*:\s*(\d+)", re.M)
-_SIZE = re.compile(r"^Number of equations to solve \(problem size\)\s*:\s*(\d+)", re.M)
-_THREADS = re.compile(r"^Number of threads:\s*(\d+)", re.M)
-_CORES = re.compile(r"^Number of cores:\s*(\d+)", re.M)
-_CPUS = re.compile(r"^Number of CPUs:\s*(\d+)", re.M)
-_GHZ = re.compile(r"^CPU frequency:\s*([0-9.]+) GHz", re.M)
-_TRIAL = re.compile(r"^(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+\S+\s+\S+\s+(pass|fail)\s*$", re.M)
-_SUMMARY = re.compile(r"Performance Summary \(GFlops\)\s*\n\s*\nSize.*\n(\d+)\s+\d+\s+\d+\s+([0-9.]+)\s+([0-9.]+)")
+_TRIALS = numbers.pattern(r"^Number of trials to run\s*:\s*(\d+)", re.M)
+_SIZE = numbers.pattern(r"^Number of equations to solve \(problem size\)\s*:\s*(\d+)", re.M)
+_THREADS = numbers.pattern(r"^Number of threads:\s*(\d+)", re.M)
+_CORES = numbers.pattern(r"^Number of cores:\s*(\d+)", re.M)
+_CPUS = numbers.pattern(r"^Number of CPUs:\s*(\d+)", re.M)
+_GHZ = numbers.pattern(r"^CPU frequency:\s*([0-9.]+) GHz", re.M)
+_TRIAL = numbers.pattern(r"^(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+\S+\s+\S+\s+(pass|fail)\s*$", re.M)
+_SUMMARY = numbers.pattern(r"Performance Summary \(GFlops\)\s*\n\s*\nSize.*\n(\d+)\s+\d+\s+\d+\s+([0-9.]+)\s+([0-9.]+)")
 
 
 def blocks(text: str) -> list[tuple[str | None, str]]:

@@ -20,14 +20,15 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
 
 TOOL = "redis-benchmark 2.8"
-_RUN = re.compile(r"^\[DBG\] Run #(\d+): Connections (\d+)\.", re.M)
-_TEST = re.compile(r"====== (\S+) ======")
-_DONE = re.compile(r"^\s+(\d+) requests completed in ([0-9.]+) seconds", re.M)
-_CLIENTS = re.compile(r"^\s+(\d+) parallel clients", re.M)
-_PAYLOAD = re.compile(r"^\s+(\d+) bytes payload", re.M)
-_RPS = re.compile(r"^([0-9.]+) requests per second", re.M)
+_RUN = numbers.pattern(r"^\[DBG\] Run #(\d+): Connections (\d+)\.", re.M)
+_TEST = numbers.pattern(r"====== (\S+) ======")
+_DONE = numbers.pattern(r"^\s+(\d+) requests completed in ([0-9.]+) seconds", re.M)
+_CLIENTS = numbers.pattern(r"^\s+(\d+) parallel clients", re.M)
+_PAYLOAD = numbers.pattern(r"^\s+(\d+) bytes payload", re.M)
+_RPS = numbers.pattern(r"^([0-9.]+) requests per second", re.M)
 
 
 def invocations(text: str) -> list[tuple[int, int, str]]:

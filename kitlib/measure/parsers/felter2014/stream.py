@@ -20,13 +20,14 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
 from kitlib.measure.parsers.felter2014 import numactl_options, split_blocks
 
 TOOL = "stream.c"
 KERNELS = ("Copy", "Scale", "Add", "Triad")
-_RATE = re.compile(r"^(Copy|Scale|Add|Triad):\s+([0-9.]+)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s*$", re.M)
-_THREADS = re.compile(r"^Number of Threads requested = (\d+)", re.M)
-_ARRAY = re.compile(r"^Array size = (\d+)", re.M)
+_RATE = numbers.pattern(r"^(Copy|Scale|Add|Triad):\s+([0-9.]+)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s*$", re.M)
+_THREADS = numbers.pattern(r"^Number of Threads requested = (\d+)", re.M)
+_ARRAY = numbers.pattern(r"^Array size = (\d+)", re.M)
 
 
 def blocks(text: str) -> list[str]:

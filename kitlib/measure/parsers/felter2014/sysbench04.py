@@ -18,16 +18,17 @@ import re
 
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
 
 TOOL = "sysbench 0.4.12"
-_START = re.compile(r"^sysbench 0\.4\.12:", re.M)
-_THREADS = re.compile(r"^Number of threads: (\d+)", re.M)
-_MODE = re.compile(r"^Doing (read-only|read-write) test", re.M)
-_TX = re.compile(r"^\s+transactions:\s+(\d+)\s+\(([0-9.]+) per sec\.\)", re.M)
-_DEADLOCKS = re.compile(r"^\s+deadlocks:\s+(\d+)", re.M)
-_TIME = re.compile(r"^\s+total time:\s+([0-9.]+)s", re.M)
-_AVG = re.compile(r"^\s+avg:\s+([0-9.]+)ms", re.M)
-_P95 = re.compile(r"^\s+approx\.\s+95 percentile:\s+([0-9.]+)ms", re.M)
+_START = numbers.pattern(r"^sysbench 0\.4\.12:", re.M)
+_THREADS = numbers.pattern(r"^Number of threads: (\d+)", re.M)
+_MODE = numbers.pattern(r"^Doing (read-only|read-write) test", re.M)
+_TX = numbers.pattern(r"^\s+transactions:\s+(\d+)\s+\(([0-9.]+) per sec\.\)", re.M)
+_DEADLOCKS = numbers.pattern(r"^\s+deadlocks:\s+(\d+)", re.M)
+_TIME = numbers.pattern(r"^\s+total time:\s+([0-9.]+)s", re.M)
+_AVG = numbers.pattern(r"^\s+avg:\s+([0-9.]+)ms", re.M)
+_P95 = numbers.pattern(r"^\s+approx\.\s+95 percentile:\s+([0-9.]+)ms", re.M)
 
 
 def runs(text: str) -> list[str]:

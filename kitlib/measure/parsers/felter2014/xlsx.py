@@ -9,15 +9,16 @@ cells are missing, never zero.
 from __future__ import annotations
 
 import io
-import re
 import xml.etree.ElementTree as ET
 import zipfile
 
+from kitlib.core.ascii_numbers import is_decimal
 from kitlib.core.errors import ParseError
 from kitlib.core.records import Measurement
+from kitlib.measure.parsers import numbers
 
 NS = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
-_REF = re.compile(r"^([A-Z]+)(\d+)$")
+_REF = numbers.pattern(r"^([A-Z]+)(\d+)$")
 
 
 def cells(data: bytes, tool: str, source: str) -> dict[tuple[int, str], str]:
@@ -46,10 +47,11 @@ def cells(data: bytes, tool: str, source: str) -> dict[tuple[int, str], str]:
 
 
 def number(text: str | None) -> float | None:
-    try:
-        return float(text) if text is not None else None
-    except ValueError:
+    """A cell's number, or None for text, an empty cell and what float() alone would take but no
+    spreadsheet stores as a number (`nan`, `1_000`, another script's digits)."""
+    if text is None or not is_decimal(text.strip()):
         return None
+    return float(text)
 
 
 def netperf(data: bytes, source: str) -> list[Measurement]:
