@@ -14,7 +14,7 @@ from typing import Any
 from kitlib.core import paths
 from kitlib.core.errors import KitError
 from kitlib.core.records import to_frame
-from kitlib.results import formats, record_files
+from kitlib.results import completeness, formats, record_files
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -54,10 +54,12 @@ def sessions(folder: Path) -> list[dict[str, Any]]:
 
 def read_folder(folder: Path) -> formats.RunFolder:
     """One run folder as its files hold it (plan, provenance sessions, records), in its own format; a
-    folder of a newer format than this kit's is refused, naming both."""
+    folder of a newer format than this kit's is refused, naming both, and a records.csv short of what its
+    run wrote (`completeness`) with the numbers."""
     path = Path(folder) / "plan.json"
     document = read_json(path) if path.is_file() else {}
     records = record_files.read_records_csv(Path(folder) / "records.csv")
+    completeness.check(Path(folder) / "records.csv", records)
     version = formats.version_of(document, records, Path(folder))
     plan = document.get("plan") if isinstance(document.get("plan"), dict) else None
     return formats.RunFolder(Path(folder), version, plan, sessions(Path(folder)), records)
