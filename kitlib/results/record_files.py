@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -260,11 +261,13 @@ def point_columns(frame: pd.DataFrame) -> list[str]:
 
 
 def _canonical(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+    """A cell as identity compares it: missing as one mark, every number as its float (a column read
+    as integers in one file and as floats in another names the same point), text stripped."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return "∅"
     if isinstance(value, bool):
         return str(value)
-    if isinstance(value, int | float):
+    if isinstance(value, numbers.Real):
         return repr(float(value))
     return str(value).strip()
 
