@@ -7,7 +7,9 @@ provenance.json (the `source` column of the records names that folder).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,17 @@ import pandas as pd
 from kitlib.core import hostid
 
 UNKNOWN_HOST = "unknown"
+#: how the host of a folder that names no machine begins (`unknown_host`)
+UNKNOWN_PREFIX = "unknown-"
+
+
+def unknown_host(folder: Path | str) -> str:
+    """The host of records that name no machine in a folder without provenance: `unknown-<folder>-<6 hex
+    of its path>`, one per folder, so two such folders (maybe two machines) are never pooled as one and
+    the name stays fit for a figure's file name."""
+    path = Path(folder).resolve()
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", path.name) or "folder"
+    return f"{UNKNOWN_PREFIX}{name}-{hashlib.sha256(str(path).encode()).hexdigest()[:6]}"
 
 
 @lru_cache(maxsize=256)
@@ -64,8 +77,10 @@ def with_host(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _host_of(source: object) -> str:
-    facts = host_facts(str(source)) if isinstance(source, str) else {}
-    return hostid.host_id(facts) if facts else UNKNOWN_HOST
+    if not isinstance(source, str):
+        return UNKNOWN_HOST
+    facts = host_facts(source)
+    return hostid.host_id(facts) if facts else unknown_host(source)
 
 
 def _facts_of_host(df: pd.DataFrame) -> list[dict[str, Any]]:

@@ -4,6 +4,8 @@
     units/<key>.json  one measured point of one environment and repetition: status, records, commands
     raw/<key>.<name>.txt  the tool's raw output beside it
     records.csv       every valid record of the run (rebuilt from units/)
+    records.manifest.json  how many records it holds (per repetition) and its sha256, written after it:
+                      a records.csv short of them is refused (`kitlib.results.completeness`)
     failures.csv      units that failed, with their reason (never mixed into records.csv)
     provenance.json   host, engines, tools, versions, and every command line
     .lock             held (flock) by the process running the plan, so a second run of it refuses
@@ -32,7 +34,7 @@ from kitlib.core.hostid import differences, host_id
 from kitlib.core.records import CORE_COLUMNS, Record, to_frame
 from kitlib.measure import provenance
 from kitlib.measure.planning import NOT_IDENTITY
-from kitlib.results import formats, read_json
+from kitlib.results import completeness, formats, read_json
 
 FORMAT_VERSION = formats.FORMAT_VERSION
 
@@ -371,7 +373,8 @@ class RunStore:
 
     # -- consolidated views ----------------------------------------------------------------
     def consolidate(self):
-        """Rebuild records.csv and failures.csv from the unit files; return the records frame."""
+        """Rebuild records.csv and failures.csv from the unit files, records.csv's count and checksum
+        beside it (so a copy cut short is refused when read); return the records frame."""
         import pandas as pd
 
         units = self.units()
@@ -383,7 +386,7 @@ class RunStore:
         ended = self.looks_ended()
         if ended is not None and sequential.COLUMN in frame.columns:  # each unit keeps the level it was measured at
             frame[sequential.COLUMN] = ended[sequential.COLUMN]
-        atomic_write(self.root / "records.csv", frame.to_csv(index=False))
+        self._write_records(frame)
         failed = [
             {"unit": u["key"], "env": u.get("env"), "reason": u.get("reason")}
             for u in units
@@ -395,6 +398,14 @@ class RunStore:
         else:
             failures.unlink(missing_ok=True)
         return frame
+
+    def _write_records(self, frame) -> None:
+        """records.csv, then what it holds (`completeness.NAME`), each atomically; the checksum is of the
+        file as written. Between the two renames a reader finds them apart and refuses the folder, which
+        the run's next consolidation (or its plan run again) makes whole."""
+        path = self.root / "records.csv"
+        atomic_write(path, frame.to_csv(index=False))
+        atomic_write(self.root / completeness.NAME, completeness.text(path, frame))
 
     def failures(self):
         import pandas as pd

@@ -14,7 +14,7 @@ from typing import Any
 from kitlib.core import paths
 from kitlib.core.errors import KitError
 from kitlib.core.records import to_frame
-from kitlib.results import formats, record_files
+from kitlib.results import completeness, formats, record_files
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -54,10 +54,12 @@ def sessions(folder: Path) -> list[dict[str, Any]]:
 
 def read_folder(folder: Path) -> formats.RunFolder:
     """One run folder as its files hold it (plan, provenance sessions, records), in its own format; a
-    folder of a newer format than this kit's is refused, naming both."""
+    folder of a newer format than this kit's is refused, naming both, and a records.csv short of what its
+    run wrote (`completeness`) with the numbers."""
     path = Path(folder) / "plan.json"
     document = read_json(path) if path.is_file() else {}
     records = record_files.read_records_csv(Path(folder) / "records.csv")
+    completeness.check(Path(folder) / "records.csv", records)
     version = formats.version_of(document, records, Path(folder))
     plan = document.get("plan") if isinstance(document.get("plan"), dict) else None
     return formats.RunFolder(Path(folder), version, plan, sessions(Path(folder)), records)
@@ -68,7 +70,9 @@ def load_records(*roots: Path | str, experiment: str | None = None):
     folder: `paths.records_files`) as one frame, each record once, each folder read in the current
     results format whatever its own (`kitlib.results.formats`: its host ids as `hostid.host_id` computes them
     now, its tools' versions named), with the order its plan ran in. A bad row, a record with two
-    values, a metric in two units are errors naming the file (`kitlib.results.record_files`)."""
+    values, a metric in two units, records naming a host their folder's provenance does not describe are
+    errors naming the file or folder; a run read from two folders is counted once, naming both; a folder
+    naming no machine at all is a host of its own (`kitlib.results.record_files`)."""
     import pandas as pd
 
     unique_roots, again = record_files.same_folders(Path(root) for root in roots)
@@ -77,13 +81,16 @@ def load_records(*roots: Path | str, experiment: str | None = None):
     for repeated, first in again + linked:
         what = "given twice" if str(repeated) == str(first) else f"the same folder as {first}"
         warnings.warn(f"{repeated}: {what}: counted once", record_files.DuplicateRecords, stacklevel=2)
-    frames = []
+    frames, undescribed = [], set()
     for folder in folders:
         run = formats.upgrade(read_folder(folder))
+        record_files.check_hosts(run.records, run.sessions, run.path)
+        if not record_files.described_hosts(run.sessions):
+            undescribed.add(str(folder))
         if not run.records.empty:
             frames.append(run.records.assign(source=str(folder), order=run.order))
     if not frames:
         return to_frame([])
     frame = record_files.drop_duplicates(pd.concat(frames, ignore_index=True))
     record_files.check_units(frame)
-    return frame
+    return record_files.name_unknown_hosts(frame, undescribed)
