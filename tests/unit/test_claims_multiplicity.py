@@ -13,7 +13,7 @@ import pytest
 from kitlib.analyse import analysis, claims
 from kitlib.analyse.claims import core
 
-from .test_claims import runs, shares, verdict
+from .test_claims import quota_rows, runs, shares, verdict
 
 #: KVM against native at each of 8 thread counts; "more than 40% lower" is the band [0, 0.60]
 THREADS = (1, 2, 4, 8, 16, 32, 64, 128)
@@ -137,3 +137,16 @@ def test_the_summary_states_the_family_wise_level_across_claims(tmp_path):
     assert f"**Error rate:** {text}." in summary
     many = core.family_wise_text([claims.INCONCLUSIVE] * 30)
     assert "30 × 0.05 = 1.5" in many and "bounds no chance" in many
+
+
+def test_a_quota_on_the_wrong_side_only_at_its_own_level_leaves_the_quota_sweep_open():
+    """Quotas 1000 and 2000 µs lie well below the server's need, 5000 well above (m = 3 tested): 2000 µs
+    at 2.92× the unthrottled p99 is "not collapsed" at 95% (upper end 2.98) but not at 1 − 0.05/3."""
+    use = {1000: 10, 2000: 20, 3000: 30, 5000: 35, 10000: 35}
+    cliff = {1000: 8000, 2000: 4000, 3000: 1500, 5000: 160, 10000: 150}
+    held = verdict("quota_cliff", quota_rows({**cliff, 2000: 150 * 2.917}, use))
+    assert held.status == claims.INCONCLUSIVE
+    assert "on the wrong side at its own level, not at α/3: 2000 µs (98.33% CI" in held.reason
+    assert "(here m = 3)" in held.reason and "undecided at 2000 µs" in held.reason
+    flat = verdict("quota_cliff", quota_rows({**cliff, 2000: 160}, use))
+    assert flat.status == claims.NOT_REPRODUCED and "contradicted at 2000 µs" in flat.reason
