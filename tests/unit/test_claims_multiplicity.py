@@ -150,3 +150,31 @@ def test_a_quota_on_the_wrong_side_only_at_its_own_level_leaves_the_quota_sweep_
     assert "(here m = 3)" in held.reason and "undecided at 2000 µs" in held.reason
     flat = verdict("quota_cliff", quota_rows({**cliff, 2000: 160}, use))
     assert flat.status == claims.NOT_REPRODUCED and "contradicted at 2000 µs" in flat.reason
+
+
+def test_a_pooled_claim_of_parts_is_refuted_by_the_same_step_down():
+    """Three hosts, two parts: the pooled write part lies just above ±5% at its own 95% (t on 2 degrees
+    of freedom) but not at 1 − 0.05/2, so the pooled claim stays open; further out it is refuted."""
+    from kitlib.analyse import pooled
+
+    from .test_pooled import effect
+
+    claim = claims.Claim("demo", "source", "statement", lambda df: None)
+
+    def pooled_claim(write: float) -> pooled.PooledClaim:
+        def host(ratio: float) -> core.Verdict:
+            parts = [
+                core.decide(effect(1.0, 0.01), core.EQUAL, "read"),
+                core.decide(effect(ratio, 0.001), core.EQUAL, "write"),
+            ]
+            return core.combine(parts, "read and write", every_part=True)
+
+        rows = [(f"h{i}", claim, host(write * math.exp(d))) for i, d in enumerate((-0.0046, 0.0, 0.0046))]
+        [found] = pooled.pool(rows)
+        return found
+
+    near = pooled_claim(1.0648)
+    write = next(p for p in near.parts if p.subject == "write")
+    assert write.on_average == claims.NOT_REPRODUCED and write.ci[0] > 1.05
+    assert near.on_average == claims.INCONCLUSIVE
+    assert pooled_claim(1.07).on_average == claims.NOT_REPRODUCED

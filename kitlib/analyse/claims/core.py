@@ -680,8 +680,16 @@ def combine(verdicts: list[Verdict], what: str, every_part: bool = False) -> Ver
     it rests on the environments and workloads of all its parts."""
     if not verdicts:
         return Verdict(NOT_TESTABLE, f"no {what}")
-    family = [leaf for v in verdicts for leaf in v.leaves()]
+    family = [leaf for v in verdicts for leaf in own_parts(v)]
     return _combined(verdicts, what, every_part, Holm.of(family), top=True)
+
+
+def own_parts(verdict: Verdict) -> tuple[Verdict, ...]:
+    """The one-interval parts a verdict was combined from, each as decided at its own level (its
+    `leaves` are the same parts as the claim's family of parts read them)."""
+    if verdict.parts:
+        return tuple(leaf for part in verdict.parts for leaf in own_parts(part))
+    return (verdict,) if verdict.scale else ()
 
 
 @dataclass(frozen=True)
@@ -814,8 +822,9 @@ def _redecided(verdict: Verdict, holm: Holm) -> Verdict:
 
 def _combined(verdicts: list[Verdict], what: str, every_part: bool, holm: Holm, top: bool) -> Verdict:
     """`combine` with the claim's Holm step-down given; the rule is said once, at the claim's top. The
-    parts are kept as they came (each at its own level), so that a claim combining this verdict again
-    holds them to its own, larger family."""
+    members are the parts as the family reads them; the parts are kept as they came (each at its own
+    level, `own_parts`), so that a claim combining this verdict again holds them to its own, larger
+    family."""
     given, verdicts = verdicts, [_redecided(v, holm) for v in verdicts]
     testable = verdicts if every_part else [v for v in verdicts if v.status != NOT_TESTABLE] or verdicts
     status = status_of_parts({v.status for v in testable}, every_part)
@@ -848,7 +857,7 @@ def _combined(verdicts: list[Verdict], what: str, every_part: bool, holm: Holm, 
         metric=first.metric if single else "",
         band=first.band if single else None,
         paired=first.paired if single else False,
-        members=first.members if single else tuple(leaf for v in given for leaf in v.leaves()),
+        members=first.members if single else tuple(leaf for v in verdicts for leaf in v.leaves()),
         parts=first.parts if single else tuple(given),
         what=first.what if single else what,
         every_part=first.every_part if single else every_part,
