@@ -72,7 +72,10 @@ RULE_LARGE = (
 )
 RULE_SMALL = f"a small effect in words ('a little') reads as more than 0 and at most {LARGE:.0%}"
 RULE_DIRECTION = "a direction without a size ('increases', 'lower', 'longer') reads as any effect that way"
-RULE_EVERY = "every configuration measured must hold by itself"
+RULE_EVERY = (
+    "every configuration measured must hold by itself; one outside its band refutes the claim where it stays "
+    "outside after Holm's step-down over the configurations (family-wise α ≤ 0.05)"
+)
 RULE_FAMILY = (
     "'not reproduced' needs a part outside its band after Holm's step-down over the claim's k parts (the "
     "part with the smallest p-value for lying outside at α/k, the next at α/(k − 1), …, α each part's own "
