@@ -14,7 +14,7 @@ import pandas as pd
 
 from kitlib import specs
 from kitlib.analyse import claims, figures, littles_law, paper_vs_data
-from kitlib.analyse.claims.core import ENV_OPTION_COLUMNS
+from kitlib.analyse.claims.core import ENV_OPTION_COLUMNS, family_wise_text
 from kitlib.core import hostfacts, paths, stats, tool_versions
 from kitlib.core.hostid import FELTER2014, describe_host, host_id
 from kitlib.core.parameters import as_list
@@ -164,6 +164,8 @@ def write_summary(
         lines += ["Records from: " + ", ".join(f"`{s}`" for s in as_list("sources", list(sources))), ""]
     lines += [
         ", ".join(f"**{counts.get(s, 0)}** {s}" for s in claims.STATUSES),
+        "",
+        f"**Error rate:** {family_wise_text(verdicts['status'])}.",
         "",
         "A verdict is decided on the interval of the effect against the band the paper states: at 95%, or "
         "wider on a run grown until decided, which keeps 95% over all its looks; the evidence gives both "

@@ -16,7 +16,8 @@ the same part of every host is combined with statsmodels' `combine_effects`:
 
 Each part is judged by its own band with the kit's one rule: it holds **on average** when the pooled
 interval lies inside the band (not reproduced when entirely outside), and **in general** when the
-prediction interval does. A claim of several parts holds when every part does, as on one host. Only
+prediction interval does. A claim of several parts holds when every part does, and is not reproduced
+when a part lies outside after Holm's step-down over its parts, as on one host. Only
 intervals from at least `MIN_RUNS` runs a side are pooled, and never a host's interval that mixes tool
 versions (unless the verdicts were made with `allow_mixed_versions`); whatever is left out is named.
 The hosts are the records' own (`host` column): the authors' imported runs count as one.
@@ -37,7 +38,7 @@ from statsmodels.stats.meta_analysis import combine_effects
 
 from kitlib.analyse import analysis
 from kitlib.analyse.claims import INCONCLUSIVE, NOT_TESTABLE, Claim, Verdict
-from kitlib.analyse.claims.core import MIN_RUNS, Band, band_status, status_of_parts
+from kitlib.analyse.claims.core import MIN_RUNS, Band, band_status, combine
 from kitlib.core import parameters, paths
 from kitlib.results import bundles
 
@@ -121,16 +122,26 @@ class PooledClaim:
 
     @property
     def on_average(self) -> str:
-        return _every([p.on_average for p in self.parts])
+        return _every([_as_verdict(p, p.on_average, p.ci, len(p.hosts) - 1) for p in self.parts])
 
     @property
     def in_general(self) -> str:
-        return _every([p.in_general for p in self.parts])
+        return _every([_as_verdict(p, p.in_general, p.prediction, len(p.hosts) - 2) for p in self.parts])
 
 
-def _every(statuses: list[str]) -> str:
-    """The kit's rule for a claim of parts (`claims.core.status_of_parts`); no part pooled: not testable."""
-    return status_of_parts(set(statuses), every_part=True) if statuses else NOT_TESTABLE
+def _as_verdict(part: PooledPart, status: str, interval: tuple[float, float], df: int) -> Verdict:
+    """A pooled part's interval (on t with `df` degrees of freedom) as a one-interval verdict, so that
+    the claim's parts are combined by the kit's one rule."""
+    low, high = interval
+    return Verdict(
+        status, part.subject, ci_low=low, ci_high=high, subject=part.subject, scale=part.scale, df=df, band=part.band
+    )
+
+
+def _every(parts: list[Verdict]) -> str:
+    """The kit's rule for a claim of parts (`claims.core.combine`: 'not reproduced' after Holm's step-down
+    over the parts, 'reproduced' when every part is); no part pooled: not testable."""
+    return combine(parts, "parts", every_part=True).status if parts else NOT_TESTABLE
 
 
 def host_effect(host: str, leaf: Verdict) -> HostEffect | str:

@@ -144,3 +144,16 @@ def test_adding_runs_until_decided_keeps_the_false_decisions_within_alpha():
     assert found["clock_ended_false"] <= 0.025, found
     assert found["equal_refuted"] <= 0.05, found
     assert found["equal_reproduced"] >= 0.8 and 3 <= found["equal_mean_runs"] <= 21, found
+
+
+def test_a_claim_of_many_parts_on_a_band_edge_is_refuted_in_at_most_5_percent_whatever_k():
+    """Every part's truth on the band's edge: some part alone lies outside in about 1 − 0.975^k of draws;
+    Holm's step-down over the parts keeps "not reproduced" under 5% at every k, and "reproduced" with the
+    truth inside is the intersection of the parts, as before."""
+    for k in (1, 8, 15):
+        edge = CALIBRATION.many_parts(k, (1.05,), 1500)
+        assert edge["refuted"] <= 0.05, (k, edge)
+        if k > 1:
+            assert edge["uncorrected"] >= 0.12, (k, edge)  # the rule without correction fails
+    inside = CALIBRATION.many_parts(8, (1.00,), 400, cv=0.02)
+    assert inside["reproduced"] == inside["every_part_inside"] >= 0.5, inside

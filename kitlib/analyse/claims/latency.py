@@ -50,10 +50,27 @@ def _runs_per_env(rows: pd.DataFrame, by: list[str]) -> int:
 COLLAPSE_FACTOR = 3.0
 
 
+CONTRADICTED_RULE = (
+    "a quota is on the wrong side only where its interval at 1 − α/m for the m quotas tested lies there "
+    "(Bonferroni, Holm's first step: 'not reproduced' at family-wise α ≤ 0.05); every quota on its side at "
+    "its own level reproduces"
+)
+
+
+def _contradicted(values: pd.Series, reference: pd.Series, alpha: float, side: str) -> str:
+    """`side` ('yes': collapsed, 'no': not) where the quota's interval at 1 − alpha (the claim's share of
+    α over its quotas) still lies on it, else the interval that does not decide it."""
+    _, low, high, _, _ = log_ratio_interval(values, reference, alpha)
+    if (low > COLLAPSE_FACTOR) if side == "yes" else (high < COLLAPSE_FACTOR):
+        return side
+    return f"{100 * (1 - alpha):.4g}% CI [{low:.2g}, {high:.2g}] crosses {COLLAPSE_FACTOR:g}×"
+
+
 def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
     """Each quota's p99 against the p99 at the largest quota (the server unthrottled), as a ratio with its
     95% interval: quotas well below the server's own CPU use (≤ 80% of it) must be decidedly collapsed
-    (interval above 3×), quotas well above it (≥ 125%) decidedly not (interval below 3×)."""
+    (interval above 3×), quotas well above it (≥ 125%) decidedly not (interval below 3×). A quota on
+    the wrong side refutes the claim only at its share of α over the quotas (`CONTRADICTED_RULE`)."""
 
     rows = df[df["experiment"] == "latency"]
     table = latency_analysis.quota_table(rows)
@@ -73,12 +90,18 @@ def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
     reference_quota = float(table["quota"].max())
     reference = p99.loc[p99["quota"] == reference_quota, "value"]
     below, above, evidence = [], [], []
-    for quota in sorted(float(q) for q in table["quota"] if float(q) != reference_quota):
+    quotas = [
+        q
+        for q in sorted(float(q) for q in table["quota"] if float(q) != reference_quota)
+        if not needed * 0.8 < 100 * q / period < needed * 1.25  # too close to the server's need to expect either
+    ]
+    for quota in quotas:
         share = 100 * quota / period
-        if needed * 0.8 < share < needed * 1.25:
-            continue  # too close to the server's need to expect either
-        ratio, low, high, _, _ = log_ratio_interval(p99.loc[p99["quota"] == quota, "value"], reference, alpha)
+        values = p99.loc[p99["quota"] == quota, "value"]
+        ratio, low, high, _, _ = log_ratio_interval(values, reference, alpha)
         collapsed = "yes" if low > COLLAPSE_FACTOR else "no" if high < COLLAPSE_FACTOR else "undecided"
+        if collapsed != "undecided" and (collapsed == "yes") != (share < needed):
+            collapsed = _contradicted(values, reference, alpha / len(quotas), collapsed)
         (below if share < needed else above).append((quota, ratio, low, high, collapsed))
         evidence.append(f"{quota:.0f} µs ({share:.0f}%): p99 × {ratio:.2g} [{low:.2g}, {high:.2g}]")
     if not below or not above:
@@ -95,7 +118,12 @@ def _latency_quota_cliff(df: pd.DataFrame) -> Verdict:
         + f"; the claim: collapsed (> {COLLAPSE_FACTOR:g}×) below 80% of the need, not collapsed above 125%"
     )
     wrong = [q for q, *_, c in below if c == "no"] + [q for q, *_, c in above if c == "yes"]
-    undecided = [q for q, *_, c in below + above if c == "undecided"]
+    undecided = [q for q, *_, c in below + above if c not in ("yes", "no")]
+    held = [f"{q:.0f} µs ({c})" for q, *_, c in below + above if c not in ("yes", "no", "undecided")]
+    if held:
+        head += f"; on the wrong side at its own level, not at α/{len(quotas)}: " + "; ".join(held)
+    if wrong or held:
+        head += f"; {CONTRADICTED_RULE} (here m = {len(quotas)})"
     closest = max(below, key=lambda item: item[0])
     common = dict(ratio=closest[1], ci_low=closest[2], ci_high=closest[3], n=n, alpha=alpha)
     if wrong:
