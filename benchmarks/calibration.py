@@ -15,7 +15,9 @@ each look at 95% (the naive rule) against each at the looks' level α/K, and an 
 claims' own combination of parts (`core.combine`): with the truth on a band edge, "not reproduced"
 without a correction (1 − 0.975^k) and with Holm's step-down over the parts (at most 5% whatever k);
 "reproduced" with the truth well inside (the intersection-union rule, no correction, power kept); and
-"not reproduced" where one part is truly 15% off (what the correction costs). Run:
+"not reproduced" where one part is truly 15% off (what the correction costs). Last, duets
+(`kitlib.measure.run.duet`): an A/A duet at n = 3 to 21 duets decided "different" by the within-duet
+paired t, beside the same values read one at a time, and the power at a real 5% effect. Run:
     PYTHONPATH=$PWD python benchmarks/calibration.py
 """
 
@@ -395,6 +397,69 @@ def table(count: int = 2000, slow_count: int = 400) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: the duet case: the host's capacity moving from duet to duet (both sides at once), a CPU half faster than
+#: the other (swapped every repetition) and each side's own noise, as measured on this kind of machine
+DUET_HOST_CV, DUET_HALF_EFFECT, DUET_SIDE_CV = 0.20, 0.05, 0.035
+
+
+def duet_draws(count: int, n: int, effect: float = 0.0, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Values of two sides in n duets per draw: a capacity common to both sides of a duet, the half each
+    side ran on (the baseline's alternates with the repetition) and each side's own noise."""
+    rng = np.random.default_rng(seed)
+    host = np.exp(rng.normal(0.0, DUET_HOST_CV, size=(count, n)))
+    half = np.where(np.arange(n) % 2 == 0, 1.0, -1.0) * DUET_HALF_EFFECT / 2
+    side = np.exp(rng.normal(0.0, DUET_SIDE_CV, size=(count, n, 2)))
+    baseline = host * np.exp(half) * side[..., 0]
+    other = host * np.exp(-half) * side[..., 1] * (1.0 + effect)
+    return other, baseline
+
+
+def duet_aa(count: int = DRAWS, sizes: tuple[int, ...] = (3, 5, 8, 13, 21)) -> pd.DataFrame:
+    """An A/A duet at n duets: how often the within-duet paired t (one sample per duet) decides 'different'
+    (its 95% interval excludes 1), beside Welch's t on the same values read one at a time (the host's
+    movement then lands in each side's spread); and the power at a real 5% effect. The first size also
+    through the claims' own code (`core.effect_between` on duet records), to check the path."""
+    rows = []
+    for n in sizes:
+        other, baseline = duet_draws(count, n)
+        _, low, high = paired_log_intervals(other, baseline)
+        _, wlow, whigh = welch_log_intervals(other, baseline)
+        moved, base = duet_draws(count, n, effect=0.05, seed=SEED + 1)
+        _, plow, phigh = paired_log_intervals(moved, base)
+        _, qlow, qhigh = welch_log_intervals(moved, base)
+        rows.append(
+            {
+                "duets": n,
+                "A/A different (duet)": float(excludes_one(low, high).mean()),
+                "A/A different (one at a time)": float(excludes_one(wlow, whigh).mean()),
+                "5% effect found (duet)": float(excludes_one(plow, phigh).mean()),
+                "5% effect found (one at a time)": float(excludes_one(qlow, qhigh).mean()),
+            }
+        )
+    other, baseline = duet_draws(200, sizes[0], seed=SEED + 2)
+    through_code = np.mean([_decided_different(o, b) for o, b in zip(other, baseline, strict=True)])
+    rows[0]["A/A different via core.effect_between"] = float(through_code)
+    return pd.DataFrame(rows)
+
+
+def _decided_different(other: np.ndarray, baseline: np.ndarray) -> bool:
+    """Whether the claims' code, on duet records of these values, puts the interval beside 1."""
+    records = []
+    for rep, (a, b) in enumerate(zip(other, baseline, strict=True)):
+        duet = f"r{rep}~native+replica"
+        for position, (env, value) in enumerate((("native", b), ("native+replica", a))):
+            records.append(
+                {
+                    **_record(env, float(value), rep, 2 * rep + position),
+                    "order": "duet",
+                    "duet": duet,
+                    "duet_partner": "native+replica" if env == "native" else "native",
+                }
+            )
+    effect = core.effect_between(pd.DataFrame(records), "native+replica", "native")
+    return bool(excludes_one(np.array([effect.low]), np.array([effect.high]))[0])
+
+
 if __name__ == "__main__":
     for name, value in figures().items():
         print(f"{name}: {value:.4f}")
@@ -409,3 +474,10 @@ if __name__ == "__main__":
     print("claims of k parts, 'about equal (±5%)' each, n = 3..10 runs a side, lognormal CV 5% (inside: 2%):")
     parts = parts_table()
     print(parts.to_string(index=False, formatters={c: "{:.1%}".format for c in parts.columns[2:]}))
+    print()
+    print(
+        f"duets: host capacity CV {DUET_HOST_CV:.0%} per duet, a CPU half {DUET_HALF_EFFECT:.0%} faster (swapped "
+        f"every repetition), each side CV {DUET_SIDE_CV:.1%}:"
+    )
+    duets = duet_aa()
+    print(duets.to_string(index=False, formatters={c: "{:.1%}".format for c in duets.columns[1:]}, na_rep=""))

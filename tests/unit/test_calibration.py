@@ -157,3 +157,21 @@ def test_a_claim_of_many_parts_on_a_band_edge_is_refuted_in_at_most_5_percent_wh
             assert edge["uncorrected"] >= 0.12, (k, edge)  # the rule without correction fails
     inside = CALIBRATION.many_parts(8, (1.00,), 400, cv=0.02)
     assert inside["reproduced"] == inside["every_part_inside"] >= 0.5, inside
+
+
+def test_an_a_a_duet_is_decided_different_in_at_most_5_percent_of_draws_at_every_size():
+    """Duets under a host whose capacity moves 20% from duet to duet and a CPU half 5% faster (swapped
+    every repetition): the within-duet paired t (one sample per duet) calls an A/A duet different in at
+    most 5% of draws from 3 to 21 duets, and finds a real 5% effect where one at a time does not."""
+    import importlib.util
+
+    from kitlib.core import paths
+
+    spec = importlib.util.spec_from_file_location("calibration", paths.PROJECT_ROOT / "benchmarks" / "calibration.py")
+    calibration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(calibration)
+    table = calibration.duet_aa(count=3000, sizes=(3, 8, 21))
+    assert (table["A/A different (duet)"] <= 0.05).all(), table
+    assert table["A/A different via core.effect_between"].iloc[0] <= 0.1
+    at_21 = table[table["duets"] == 21].iloc[0]
+    assert at_21["5% effect found (duet)"] > 0.8 > at_21["5% effect found (one at a time)"]
