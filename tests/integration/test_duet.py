@@ -51,10 +51,10 @@ def test_a_duet_run_measures_both_sides_at_once_on_swapped_halves(docker_client,
     # the claims read one sample per duet, paired
     verdicts = claims.evaluate_all(load_records(run.root), "cpu")
     pxz = verdicts[verdicts["claim"] == "docker_near_native_pxz"].iloc[0]
-    assert pxz["n"] == 3 and "within each duet" in pxz["reason"], pxz["reason"]
+    assert "within each duet" in pxz["reason"] and pxz["n"] <= 3, pxz["reason"]
     floor = replicas.aa_table(load_records(run.root))
     assert set(floor["design"]) == {"duet"}
-    assert leftovers(docker_client) == []
+    assert leftovers(docker_client, os.getpid()) == []
 
 
 @pytest.mark.slow
