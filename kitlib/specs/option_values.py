@@ -12,6 +12,7 @@ they are refused with what is allowed.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from kitlib.core import numa
@@ -120,37 +121,73 @@ def host_memory_bytes() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def beyond_host(options: dict[str, object]) -> list[str]:
-    """Why options do not fit this host (CPUs that are not online, NUMA nodes it lacks, more memory
-    or CPU time than it has: a limit that can never bind measures no limit); empty when they fit."""
+@dataclass(frozen=True)
+class HostShape:
+    """What options are held to: a host's online CPUs, its NUMA nodes with their CPUs, and its memory."""
+
+    online: list[int]
+    nodes: dict[int, list[int]]
+    memory_bytes: int
+    #: how the reasons name the host
+    name: str = "this host"
+
+
+def this_host() -> HostShape:
+    nodes = {}
+    for node in numa.nodes():
+        try:
+            nodes[node] = cpu_set(numa.cpulist(node))
+        except (OSError, ValueError):
+            nodes[node] = []
+    return HostShape(online_cpus(), nodes, host_memory_bytes())
+
+
+def shape_from(online: str, nodes: dict[int, str], meminfo: str, name: str) -> HostShape:
+    """A remote host's shape from what its kernel prints (/sys/devices/system/cpu/online, each node's
+    cpulist, /proc/meminfo's MemTotal in kB); text that does not read is an error, never a guess."""
+    total = next((line.split() for line in meminfo.splitlines() if line.startswith("MemTotal:")), None)
+    if total is None or len(total) < 2 or not total[1].isascii() or not total[1].isdigit():
+        raise ValueError(f"{name}: no MemTotal line in its /proc/meminfo")
+    return HostShape(
+        cpu_set(online.strip()), {n: cpu_set(c.strip()) for n, c in nodes.items()}, int(total[1]) * 1024, name
+    )
+
+
+def beyond_host(options: dict[str, object], host: HostShape | None = None) -> list[str]:
+    """Why options do not fit a host (this one unless given: CPUs that are not online, NUMA nodes it lacks,
+    more memory or CPU time than it has: a limit that can never bind measures no limit); empty when they fit."""
+    host = host or this_host()
     reasons = []
-    online = online_cpus()
+    online = host.online
     if "cpus" in options:
         missing = sorted(set(cpu_set(str(options["cpus"]))) - set(online))
         if missing:
             reasons.append(
-                f"cpus{options['cpus']}: CPU(s) {cpu_list(missing)} are not online here (online: {cpu_list(online)})"
+                f"cpus{options['cpus']}: CPU(s) {cpu_list(missing)} are not online "
+                f"{'here' if host.name == 'this host' else 'on ' + host.name} (online: {cpu_list(online)})"
             )
-    if "numa" in options and options["numa"] not in numa.nodes():
-        nodes = ", ".join(map(str, numa.nodes()))
-        reasons.append(f"numa{options['numa']}: this host has no NUMA node {options['numa']} (its nodes: {nodes})")
-    if "mem" in options and memory_bytes(str(options["mem"])) > host_memory_bytes():
-        total = host_memory_bytes()
+    if "numa" in options and options["numa"] not in (host.nodes or {0: online}):
+        nodes = ", ".join(map(str, sorted(host.nodes or {0: online})))
+        reasons.append(f"numa{options['numa']}: {host.name} has no NUMA node {options['numa']} (its nodes: {nodes})")
+    if "mem" in options and memory_bytes(str(options["mem"])) > host.memory_bytes:
+        total = host.memory_bytes
         reasons.append(
-            f"mem{options['mem']}: more than this host's {total / 2**30:.1f} GiB of memory (a limit it never reaches); "
-            f"at most {memory_text(total // 2**20 * 2**20)}"
+            f"mem{options['mem']}: more than {host.name}'s {total / 2**30:.1f} GiB of memory (a limit it never "
+            f"reaches); at most {memory_text(total // 2**20 * 2**20)}"
         )
     if "quota" in options:
-        reason = quota_never_throttles(options, online)
+        reason = quota_never_throttles(options, online, host)
         if reason:
             reasons.append(reason)
     return reasons
 
 
-def label_cpus(options: dict[str, object], online: list[int]) -> list[int]:
+def label_cpus(options: dict[str, object], online: list[int], host: HostShape | None = None) -> list[int]:
     """The CPUs a label's environment runs on: its NUMA node's (`numa`, which Docker's cpuset takes
     over `cpus`), else its own set (`cpus`), else every online CPU."""
     if "numa" in options:
+        if host is not None:
+            return host.nodes.get(int(options["numa"])) or online  # type: ignore[call-overload]
         try:
             return cpu_set(numa.cpulist(int(options["numa"])))  # type: ignore[call-overload]
         except (OSError, ValueError):
@@ -158,11 +195,11 @@ def label_cpus(options: dict[str, object], online: list[int]) -> list[int]:
     return cpu_set(str(options["cpus"])) if "cpus" in options else online
 
 
-def quota_never_throttles(options: dict[str, object], online: list[int]) -> str | None:
+def quota_never_throttles(options: dict[str, object], online: list[int], host: HostShape | None = None) -> str | None:
     """Why a CPU quota never binds: at least a whole period on each CPU the label may run on (its own
     set, not the host's) is more CPU time than those CPUs have. None when it can throttle."""
     period = int(options.get("period", DEFAULT_PERIOD_US))  # type: ignore[call-overload]
-    own = label_cpus(options, online)
+    own = label_cpus(options, online, host)
     most = period * len(own)
     if int(options["quota"]) < most:  # type: ignore[call-overload]
         return None
@@ -171,7 +208,7 @@ def quota_never_throttles(options: dict[str, object], online: list[int]) -> str 
     elif "cpus" in options:
         which = f"the label's cpus{options['cpus']}"
     else:
-        which = f"this host's online {cpu_list(own)}"
+        which = f"{host.name if host else 'this host'}'s online {cpu_list(own)}"
     return (
         f"quota{options['quota']}: at least all the CPU time {len(own)} CPU(s) ({which}) have in a {period} µs "
         f"period, so it never throttles; at most {most - 1}"

@@ -114,6 +114,25 @@ def test_unknown_host_key_is_refused(sshd, tmp_path):
         ssh.connect(sshd["target"], key_filename=sshd["key"], known_hosts=sshd["empty"])
 
 
+def test_a_remote_system_under_test_s_options_are_held_to_its_own_cpus_and_nodes(sshd, tmp_path):
+    """`+cpus0-99` and `+numa7` on the remote host are refused from the facts its kernel gives over SSH,
+    before anything starts or any folder is written; options that fit it pass that check."""
+    from kitlib.core.errors import PlanError
+    from kitlib.measure.run import remote_options
+
+    machine = dict(sut_host=sshd["target"], ssh_key=sshd["key"], known_hosts=sshd["known_hosts"])
+    for label, said in (
+        ("docker-host-volume+cpus0-99", "are not online on the system under test"),
+        ("docker-host-volume+numa7", "has no NUMA node 7"),
+    ):
+        plan = kitlib.plan("redis", environments=["native", label], repetitions=1, **machine)
+        with pytest.raises(PlanError, match=said):
+            kitlib.run(plan, results_root=tmp_path / "results", progress=False)
+    assert not (tmp_path / "results").exists()
+    fits = kitlib.plan("redis", environments=["native", "docker-host-volume+cpus0"], repetitions=1, **machine)
+    remote_options.refuse_beyond_remote(fits)  # its CPU 0 is online there: nothing to refuse
+
+
 def test_remote_sut_accepts_native_and_docker_only():
     from kitlib.core.errors import PlanError
 

@@ -176,3 +176,23 @@ def test_a_quota_is_held_to_a_numa_nodes_cpus():
     reasons = option_values.beyond_host({"numa": node, "quota": 100_000 * len(own)})
     assert reasons and f"NUMA node {node}'s {option_values.cpu_list(own)}" in reasons[0]
     assert option_values.beyond_host({"numa": node, "quota": 100_000 * len(own) - 1}) == []
+
+
+def test_a_remote_host_s_shape_reads_from_what_its_kernel_prints_and_holds_its_options():
+    """SHAPE_SCRIPT's real output (run here, as sshd would run it there) gives the machine's CPUs, nodes and
+    memory; a remote plan's labels are held to that shape, and output cut short is refused."""
+    import subprocess
+
+    from kitlib.core.errors import EnvironmentUnavailable
+    from kitlib.measure.run import remote_options
+
+    output = subprocess.run(["sh", "-c", remote_options.SHAPE_SCRIPT], capture_output=True, text=True).stdout
+    shape = remote_options.read_shape(output, "the system under test me@sut")
+    assert shape.online == option_values.online_cpus() and shape.memory_bytes > 0
+    plan = kitlib.plan(
+        "redis", environments=["native", "docker-host-volume+cpus0-99"], sut_host="me@10.0.0.2:22", repetitions=1
+    )
+    with pytest.raises(PlanError, match=r"cpus0-99: CPU\(s\) .* are not online on the system under test me@sut"):
+        remote_options.refuse_beyond_remote(plan, shape)
+    with pytest.raises(EnvironmentUnavailable, match="could not be read"):
+        remote_options.read_shape(output.split("kit-section")[0], "the system under test me@sut")

@@ -41,7 +41,7 @@ from kitlib.measure.host.ports import free_ports, is_free
 from kitlib.measure.image import DEFAULT_BASE, ensure_image
 from kitlib.measure.peer import make_peer
 from kitlib.measure.planning import Plan
-from kitlib.measure.run import duet, rejudge
+from kitlib.measure.run import duet, rejudge, remote_options
 from kitlib.measure.run.progress import PointProgress
 from kitlib.measure.store import RunStore, unit_key
 from kitlib.specs.labels import IMAGE_KINDS, option_columns
@@ -225,6 +225,7 @@ def run_plan(
     """Run every unit of the plan that is not already done; return all records of the run."""
     experiment = experiments.of(plan)
     experiment.check(plan, plan.experiment)  # before anything is written: a bad plan leaves no folder
+    remote_options.refuse_beyond_remote(plan)  # a remote system under test's options, held to its own facts
     store = RunStore(paths.run_folder(plan, results_root))
     store.write_plan(plan.model_dump(mode="json"))
     workloads = experiment.workloads(plan)
