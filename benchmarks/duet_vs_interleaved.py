@@ -8,7 +8,7 @@ within the repetition. Duet: both at once on one half of the CPUs each, the halv
 repetition, the ratio taken within the duet; its A/A duet (native beside native+replica) is printed too.
 
     PYTHONPATH=$PWD python benchmarks/duet_vs_interleaved.py [--repetitions 10] [--rounds 2]
-        [--workloads pxz,linpack,stream,randomaccess] [--keep DIR]
+        [--runs pxz,linpack,memory] [--keep DIR]
 
 Columns: the ratio's geometric mean, its CV (the SD of the log ratios, in %), each side's own CV over
 the repetitions, and the repetitions a side (pairs for the duet) that would give 80% power to find an
@@ -30,42 +30,43 @@ import numpy as np
 import pandas as pd
 
 import kitlib
+from kitlib.analyse import design_spread
 from kitlib.core import stats
 from kitlib.measure.run.runner import run_plan
 
-#: the workloads and their experiments, each at a size that keeps one point to seconds on 2 cores
-WORKLOADS = {
-    "pxz": ("cpu", {"workloads": ["pxz"], "corpus_mb": 12}),
-    "linpack": ("cpu", {"workloads": ["linpack"], "linpack_n": 3000, "linpack_trials": 3}),
-    "stream": ("memory", {"workloads": ["stream"]}),
-    "randomaccess": ("memory", {"workloads": ["randomaccess"]}),
+#: the runs and the workloads each measures, at sizes that keep one point to seconds on 2 cores (the memory
+#: experiment measures STREAM and RandomAccess in every run)
+RUNS = {
+    "pxz": ("cpu", {"workloads": ["pxz"], "corpus_mb": 12}, ("pxz",)),
+    "linpack": ("cpu", {"workloads": ["linpack"], "linpack_n": 3000, "linpack_trials": 3}, ("linpack",)),
+    "memory": ("memory", {}, ("stream", "randomaccess")),
 }
-#: the metric each workload's claim reads
-HEADLINE = {"pxz": "throughput", "linpack": "gflops", "stream": "bandwidth", "randomaccess": "gups"}
+WORKLOADS = [w for _, _, measured in RUNS.values() for w in measured]
+HEADLINE = design_spread.HEADLINE
 BAND = math.log(1.05)
 PAIR = ("docker-host-volume", "native")
 
 
-def run_design(workload: str, order: str, repetitions: int, seed: int, root: Path) -> pd.DataFrame:
-    """One design's run of one workload; its records (every point, disturbed or not: the design decides)."""
-    experiment, params = WORKLOADS[workload]
+def run_design(run: str, order: str, repetitions: int, seed: int, root: Path) -> pd.DataFrame:
+    """One design's run; its records of each workload's headline metric (every point, disturbed or not: the
+    design decides; the whole system's variant where a program reports several)."""
+    experiment, params, measured = RUNS[run]
     plan = kitlib.plan(
         experiment, environments=list(PAIR[::-1]), order=order, repetitions=repetitions, seed=seed, **params
     )
-    result = run_plan(plan, results_root=root, progress=sys.stderr.isatty())
-    rows = result.records
-    return rows[rows["metric"] == HEADLINE[workload]]
+    rows = run_plan(plan, results_root=root, progress=sys.stderr.isatty()).records
+    return pd.concat([design_spread.headline(rows, workload) for workload in measured], ignore_index=True)
 
 
 def log_ratios(rows: pd.DataFrame, env: str, baseline: str) -> tuple[np.ndarray, pd.Series, pd.Series]:
-    """(log ratios within each block, the side's values, the baseline's): the block is the duet in a duet run,
-    the repetition otherwise; several configurations of a block (STREAM's kernels) by their geometric mean."""
-    block = "duet" if "duet" in rows.columns and rows["duet"].notna().all() else "repetition"
-    rows = rows.assign(logv=np.log(rows["value"].astype(float)))
-    side = rows[rows["env"] == env].groupby(block)["logv"].mean()
-    base = rows[rows["env"] == baseline].groupby(block)["logv"].mean()
-    common = side.index.intersection(base.index)
-    return (side[common] - base[common]).to_numpy(), np.exp(side), np.exp(base)
+    """(log ratios within each block, the side's values per block, the baseline's): `design_spread`'s blocks."""
+    d = design_spread.log_ratios(rows, env, baseline)
+    duets = "duet" in rows.columns and rows["duet"].notna().all()
+    block = rows["run_id"].astype(str) + " | " + rows["duet" if duets else "repetition"].astype(str)
+    logs = np.log(rows["value"].astype(float))
+    side = np.exp(logs[rows["env"] == env].groupby(block[rows["env"] == env]).mean())
+    base = np.exp(logs[rows["env"] == baseline].groupby(block[rows["env"] == baseline]).mean())
+    return d, side, base
 
 
 def cv_pct(values) -> float:
@@ -101,32 +102,35 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=1, help="A B rounds per workload (each adds a run of each)")
-    parser.add_argument("--workloads", default=",".join(WORKLOADS))
-    parser.add_argument("--keep", default=None, help="keep the runs' folders here (default: a temporary one)")
+    parser.add_argument("--runs", default=",".join(RUNS), help=f"of {', '.join(RUNS)}")
+    parser.add_argument(
+        "--keep",
+        default=None,
+        help="keep the runs' folders here (default: a temporary one); the results folder (results/) lets "
+        "`kit reproduce` choose each experiment's design from them",
+    )
     args = parser.parse_args(argv)
-    chosen = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    unknown = [w for w in chosen if w not in WORKLOADS]
+    chosen = [w.strip() for w in args.runs.split(",") if w.strip()]
+    unknown = [w for w in chosen if w not in RUNS]
     if unknown or args.repetitions < 3 or args.rounds < 1:
-        parser.error(f"workloads from {', '.join(WORKLOADS)}; repetitions at least 3; rounds at least 1")
+        parser.error(f"runs from {', '.join(RUNS)}; repetitions at least 3; rounds at least 1")
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="kit-duet-bench-"))
     started = time.monotonic()
     rows = []
     try:
-        for workload in chosen:
+        for run in chosen:
             runs: dict[str, list[pd.DataFrame]] = {"interleaved": [], "duet": []}
             for round_ in range(args.rounds):
                 designs = ("interleaved", "duet") if round_ % 2 == 0 else ("duet", "interleaved")
                 for design in designs:
-                    runs[design].append(run_design(workload, design, args.repetitions, 1000 + round_, root))
-            for design, frames in runs.items():
-                found = pd.concat(frames, ignore_index=True)
-                if design == "duet":
-                    found = found.assign(duet=found["run_id"].astype(str) + "|" + found["duet"].astype(str))
-                else:
-                    found = found.assign(repetition=found["run_id"].astype(str) + "|" + found["repetition"].astype(str))
-                rows.append(row_of(workload, design, found, *PAIR))
-                if design == "duet":
-                    rows.append(row_of(workload, "duet A/A", found, "native+replica", "native"))
+                    runs[design].append(run_design(run, design, args.repetitions, 1000 + round_, root))
+            for workload in RUNS[run][2]:
+                for design, frames in runs.items():
+                    found = pd.concat(frames, ignore_index=True)
+                    found = found[found["workload"] == workload]
+                    rows.append(row_of(workload, design, found, *PAIR))
+                    if design == "duet":
+                        rows.append(row_of(workload, "duet A/A", found, "native+replica", "native"))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

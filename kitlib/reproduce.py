@@ -27,7 +27,7 @@ from kitlib.adaptive import (
     looks_within,
     share_budget,
 )
-from kitlib.analyse import claims, replicas
+from kitlib.analyse import claims, design_spread, replicas
 from kitlib.core import paths, timing
 from kitlib.measure import estimate, experiments, provenance
 from kitlib.measure.environments import availability
@@ -113,16 +113,21 @@ def design_for(name: str) -> tuple[str, str]:
     """The design of an experiment's run, and why: duets where every workload declares how it runs on half
     the machine (`WorkloadSchema.duet`) and this host has two CPUs at least, unless this host's own earlier
     A/A duets of the experiment found the original and its replica different (the design's floor fails
-    here); else interleaved."""
+    here) or measured any of its workloads' ratio wider than its runs one at a time did
+    (`design_spread`); else interleaved."""
     schema = specs.schema(name)
     lacking = [w for w, declared in schema.workloads.items() if declared.duet is None]
     if lacking or not schema.workloads:
         return "interleaved", f"{', '.join(lacking) or 'its workloads'}: not measured in duets"
     if len(os.sched_getaffinity(0)) < 2:
         return "interleaved", "one CPU: no two halves for a duet"
-    failed = replicas.failed_duet_floor(_this_host_records(name))
+    earlier = _this_host_records(name)
+    failed = replicas.failed_duet_floor(earlier)
     if failed:
         return "interleaved", f"this host's A/A duets found a difference: {'; '.join(failed)}"
+    wider = design_spread.duet_loses(earlier)
+    if wider:
+        return "interleaved", f"on this host's earlier runs duets measured wider: {'; '.join(wider)}"
     return "duet", "both sides at once on half the CPUs each, an A/A duet beside them"
 
 

@@ -230,3 +230,23 @@ def test_a_figure_never_draws_duet_points_beside_whole_machine_ones():
     whole = duets.assign(duet=None)
     drawn, note = hosts.one_design(pd.concat([duets, whole], ignore_index=True))
     assert drawn["duet"].isna().all() and f"{len(duets)} duet record(s) not drawn" in note
+
+
+def test_the_design_with_the_smaller_spread_on_this_host_s_records_is_said_and_a_wider_duet_loses():
+    from kitlib.analyse import design_spread
+
+    tight = duet_records({"docker-host-volume": [1.01, 0.99, 1.00, 1.02]})
+    rng = np.random.default_rng(3)
+    loose = tight.assign(
+        run_id="quick-one-at-a-time",
+        order="interleaved",
+        duet=None,
+        value=tight["value"] * np.exp(rng.normal(0, 0.2, len(tight))),
+    )
+    table = design_spread.spreads(pd.concat([tight, loose], ignore_index=True)).set_index("workload")
+    assert table.loc["linpack", "duet_blocks"] == 4 and table.loc["linpack", "one_at_a_time_blocks"] == 4
+    assert table.loc["linpack", "duet_sd"] < table.loc["linpack", "one_at_a_time_sd"]
+    assert design_spread.duet_loses(pd.concat([tight, loose], ignore_index=True)) == []
+    swapped = pd.concat([tight.assign(value=loose["value"].to_numpy()), loose.assign(value=tight["value"].to_numpy())])
+    said = design_spread.duet_loses(swapped)
+    assert len(said) == 1 and said[0].startswith("linpack: ratio spread") and "one at a time" in said[0]
