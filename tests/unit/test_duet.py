@@ -63,7 +63,7 @@ def test_a_workload_that_declares_no_duet_is_refused_with_the_workloads_that_do(
 
 def test_a_duet_needs_a_partner_for_the_baseline():
     # the A/A replica is added, so native alone still has a partner: its own replica
-    plan = kitlib.plan("memory", environments=["native"], order="duet", repetitions=3)
+    plan = kitlib.plan("cpu", environments=["native"], order="duet", repetitions=3)
     assert plan.duet_partners() == ["native+replica"]
 
 
@@ -250,3 +250,15 @@ def test_the_design_with_the_smaller_spread_on_this_host_s_records_is_said_and_a
     swapped = pd.concat([tight.assign(value=loose["value"].to_numpy()), loose.assign(value=tight["value"].to_numpy())])
     said = design_spread.duet_loses(swapped)
     assert len(said) == 1 and said[0].startswith("linpack: ratio spread") and "one at a time" in said[0]
+
+
+def test_stream_is_not_measured_in_duets_and_its_duet_records_decide_nothing():
+    """STREAM's figure is its best pass, and a duet side's last passes may run alone: its spec withdraws
+    the design, a plan is refused, and duet records of it (made before) are left out of any verdict."""
+    with pytest.raises(PlanError, match=r"\['stream'\] are not measured in duets"):
+        kitlib.plan("memory", environments=["native", "docker-host-volume"], order="duet")
+    rows = duet_records({"docker-host-volume": [1.3, 1.3, 1.3]}).assign(
+        experiment="memory", workload="stream", metric="bandwidth"
+    )
+    found = core.effect_between(rows, "docker-host-volume", "native")
+    assert isinstance(found, str) and "stream" in found and "one at a time only" in found

@@ -422,6 +422,29 @@ def same_runs(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFr
     return a[a["run_id"].isin(shared)], b[b["run_id"].isin(shared)], apart
 
 
+def declared_duets(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Both sides without the duet records of workloads whose spec does not take the duet design
+    (`WorkloadSchema.duet`: declared where a duet's ratio is a fair one, withdrawn where it is not, as for
+    STREAM's best pass), and the workloads left out."""
+    if "duet" not in a.columns or "duet" not in b.columns or "workload" not in a.columns:
+        return a, b, []
+    if a["duet"].isna().all() and b["duet"].isna().all():
+        return a, b, []
+
+    def fair(rows: pd.DataFrame) -> pd.Series:
+        pairs = rows["experiment"].astype(str) + "/" + rows["workload"].astype(str)
+        declared = {
+            pair: pair.split("/")[0] in specs.MODULES
+            and specs.schema(pair.split("/")[0]).workload(pair.split("/", 1)[1]).duet is not None
+            for pair in pairs.unique()
+        }
+        return rows["duet"].isna() | pairs.map(declared).astype(bool)
+
+    keep_a, keep_b = fair(a), fair(b)
+    withdrawn = sorted(set(a.loc[~keep_a, "workload"].astype(str)) | set(b.loc[~keep_b, "workload"].astype(str)))
+    return a[keep_a], b[keep_b], withdrawn
+
+
 def duet_runs_only(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """Where some runs measured both sides in duets and others one at a time, the duet runs alone: their
     points ran on half the machine (another regime) and their evidence is the ratio within each duet, so
@@ -460,6 +483,9 @@ def effect_between(
     if a.empty or b.empty:
         return f"no records of {env if a.empty else baseline}"
     a, b, apart = same_runs(a, b)
+    a, b, withdrawn = declared_duets(a, b)
+    if a.empty or b.empty:
+        return f"only duet records of {', '.join(withdrawn)}, whose spec measures them one at a time only"
     a, b, whole_machine = duet_runs_only(a, b)
     columns = [c for c in configuration_columns(rows) if c not in ("env",)]
     ka, kb = _keyed(a, columns), _keyed(b, columns)
