@@ -43,10 +43,10 @@ def fetch_shape(plan: Plan) -> option_values.HostShape:
     """The remote system under test's shape, read over its pinned SSH connection."""
     connection = ssh.connect(plan.sut_host, key_filename=plan.ssh_key, known_hosts=plan.known_hosts)
     try:
-        done = connection.run(SHAPE_SCRIPT, hide=True, warn=True, timeout=SHAPE_TIMEOUT_S)
+        _, output = ssh.run(connection, ["sh", "-c", SHAPE_SCRIPT], SHAPE_TIMEOUT_S)
     finally:
         connection.close()
-    return read_shape(done.stdout, f"the system under test {plan.sut_host}")
+    return read_shape(output, f"the system under test {plan.sut_host}")
 
 
 def refuse_beyond_remote(plan: Plan, shape: option_values.HostShape | None = None) -> None:
