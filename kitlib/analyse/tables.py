@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from kitlib.analyse import design_spread
 from kitlib.analyse.figures import hosts
 from kitlib.core import paths
 
@@ -72,12 +73,8 @@ def _within_duets(part: pd.DataFrame, env: str) -> float:
     """The geometric mean of `env`'s ratio to native within each duet holding both (NaN: none)."""
     import numpy as np
 
-    block = part["run_id"].astype(str) + " | " + part["duet"].astype(str)
-    logs = np.log(part["value"].astype(float))
-    side = logs[part["env"] == env].groupby(block[part["env"] == env]).mean()
-    native = logs[part["env"] == "native"].groupby(block[part["env"] == "native"]).mean()
-    common = side.index.intersection(native.index)
-    return float(np.exp((side[common] - native[common]).mean())) if len(common) else float("nan")
+    d = design_spread.log_ratios(part, env, "native")
+    return float(np.exp(d.mean())) if len(d) else float("nan")
 
 
 def as_cells(table: pd.DataFrame) -> pd.DataFrame:
